@@ -1,0 +1,29 @@
+# Two entry points (see README): `make demo` and `make test`. Each creates .venv itself.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.kg-rag-installed
+
+.PHONY: demo test lint clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	# CPU build first: otherwise the `local` extra pulls a multi-GB CUDA torch.
+	$(BIN)/python -m pip install -q torch==2.13.0
+	$(BIN)/python -m pip install -q -e ".[local,test]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/kg-rag demo
+
+test: $(STAMP)
+	$(BIN)/ruff check kg_rag tests
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check kg_rag tests
+	$(BIN)/ruff format --check kg_rag tests
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

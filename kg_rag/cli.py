@@ -1,0 +1,246 @@
+"""The ``kg-rag`` command line: ``index``, ``stats``, ``delete``, ``demo``.
+
+Every expected failure (bad path, bad file, missing configuration) prints one line to stderr and exits
+with status 2 — no traceback. ``-v`` shows progress logging; ``--debug`` shows tracebacks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from kg_rag.errors import KGRagError
+
+logger = logging.getLogger("kg_rag.cli")
+
+DEMO_CORPUS = Path(__file__).parent / "_data" / "demo" / "demo_corpus.json"
+
+
+class CLIError(Exception):
+    """A user-facing error: printed as one line, exit status 2."""
+
+
+# --------------------------------------------------------------------------- index
+def _load_existing(out: Path):
+    from kg_rag.storage import DirectoryStore
+
+    store = DirectoryStore(out)
+    if not store.exists():
+        return None
+    try:
+        return store.load()
+    except (KGRagError, ValueError) as exc:
+        logger.warning("existing index at %s is unreadable (%s); building from scratch", out, exc)
+        return None
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from kg_rag.embeddings import make_embeddings
+    from kg_rag.graph import KnowledgeGraph
+    from kg_rag.index import build_index
+    from kg_rag.ingest.report import IngestReport
+    from kg_rag.storage import save_index
+
+    sources = [bool(args.openie or args.corpus), bool(args.docs), bool(args.extractions)]
+    if sum(sources) != 1:
+        raise CLIError("give exactly one input: --openie/--corpus, --docs, or --extractions")
+    progress = not args.quiet
+    llm = None
+    if args.docs:  # fail fast, before any work, when no chat model is configured
+        from kg_rag.llm import default_chat_model
+
+        llm = default_chat_model(args.chat_model)
+    embeddings = make_embeddings(args.embeddings)
+
+    out = Path(args.out)
+    old = _load_existing(out)
+    if args.update and old is None:
+        raise CLIError(f"{out}: --update needs an existing index there")
+    kg = old.kg if args.update else KnowledgeGraph()
+    report = old.report if args.update else IngestReport()
+
+    if args.openie or args.corpus:
+        from kg_rag.ingest.openie import import_openie
+
+        import_openie(kg, args.openie or {"docs": []}, args.corpus, report=report, progress=progress)
+    elif args.extractions:
+        from kg_rag.ingest.extraction_file import import_extraction_file
+
+        import_extraction_file(kg, args.extractions, report=report)
+    else:
+        from kg_rag.ingest.documents import load_documents, split_documents
+        from kg_rag.ingest.extract import LLMExtractor
+
+        documents = load_documents(args.docs)
+        chunks = split_documents(documents, chunk_size=args.chunk_size, chunk_overlap=args.chunk_overlap)
+        for doc_id in dict.fromkeys(c.doc_id for c in chunks):
+            kg.remove_document(doc_id)  # re-indexing a document replaces it
+        extractor = LLMExtractor(llm, max_concurrency=args.max_concurrency)
+        extractor.ingest(kg, chunks, report, progress=progress)
+
+    cache = old.cache() if old is not None else None
+    index = build_index(
+        kg, embeddings, type_prefix=not args.no_type_prefix, cache=cache, report=report, progress=progress
+    )
+    if args.synonym_threshold is not None:
+        from kg_rag.resolution import link_synonyms
+
+        link_synonyms(index, args.synonym_threshold)
+    save_index(index, out)
+    stats = index.stats()
+    print(
+        f"indexed {stats['chunks']} chunks, {stats['entities']} entities, {stats['relations']} relations "
+        f"({len(stats['relation_types'])} types) into {out}"
+    )
+    if report.skipped:
+        print("skipped: " + ", ".join(f"{k}={v}" for k, v in sorted(report.skipped.items())))
+    if report.failures:
+        print(f"extraction failed for {len(report.failures)} chunks (kept; re-run with --update to retry)")
+    return 0
+
+
+# --------------------------------------------------------------------------- stats / delete
+def _stats_payload(index: Any) -> dict[str, Any]:
+    s = index.stats()
+    keys = ("chunks", "documents", "entities", "relations", "relation_types", "skipped")
+    payload = {k: s[k] for k in keys}
+    payload.update({k: s[k] for k in ("synonym_links", "extraction_failures", "embedding_model", "dim")})
+    return payload
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    from kg_rag.storage import load_index
+
+    payload = _stats_payload(load_index(args.index, verify=not args.no_verify))
+    if args.json:
+        print(json.dumps(payload, indent=1))
+        return 0
+    for key in ("chunks", "documents", "entities", "relations", "synonym_links", "extraction_failures"):
+        print(f"{key:20s} {payload[key]}")
+    print(f"{'embedding_model':20s} {payload['embedding_model']} (dim {payload['dim']})")
+    print("relation_types:")
+    for name, count in list(payload["relation_types"].items())[: args.top]:
+        print(f"  {name:24s} {count}")
+    if payload["skipped"]:
+        print("skipped:")
+        for name, count in payload["skipped"].items():
+            print(f"  {name:24s} {count}")
+    return 0
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    from kg_rag.embeddings import make_embeddings
+    from kg_rag.storage import load_index, save_index
+
+    index = load_index(args.index)
+    removed = {"chunks": 0, "relations": 0, "entities": 0}
+    for doc_id in args.doc:
+        for k, v in index.kg.remove_document(doc_id).items():
+            removed[k] += v
+    if not removed["chunks"]:
+        raise CLIError(f"no document with id {', '.join(args.doc)} in {args.index}")
+    index = index.refresh(make_embeddings(args.embeddings))  # all text cached: nothing is re-embedded
+    save_index(index, args.index)
+    print("removed " + ", ".join(f"{v} {k}" for k, v in removed.items()))
+    return 0
+
+
+# --------------------------------------------------------------------------- demo
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Index the shipped demo corpus with the local model and show its directed typed relations."""
+    from kg_rag.context import render_path_edge
+    from kg_rag.embeddings import make_embeddings
+    from kg_rag.graph import KnowledgeGraph
+    from kg_rag.index import build_index
+    from kg_rag.ingest.extraction_file import import_extraction_file
+    from kg_rag.storage import load_index, save_index
+
+    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="kg-rag-demo-"))
+    kg = KnowledgeGraph()
+    report = import_extraction_file(kg, DEMO_CORPUS)
+    index = build_index(kg, make_embeddings(args.embeddings), report=report, progress=not args.quiet)
+    save_index(index, out)
+    loaded = load_index(out)
+    stats = _stats_payload(loaded)
+    print(f"demo index: {out}")
+    print(json.dumps({k: stats[k] for k in ("chunks", "documents", "entities", "relations")}))
+    print("directed typed relations (source -[TYPE]-> target):")
+    for rel in sorted(loaded.kg.relations(), key=lambda r: (r.relation_type, r.id)):
+        print("  " + render_path_edge(loaded.kg, rel))
+    return 0
+
+
+# --------------------------------------------------------------------------- main
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kg-rag", description=__doc__.splitlines()[0])
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress (INFO)")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("index", help="build (or --update) an index directory")
+    p.add_argument("--openie", help="OpenIE JSON in HippoRAG format (docs[*].extracted_triples)")
+    p.add_argument("--corpus", help="corpus JSON [{title, text}] matching --openie")
+    p.add_argument("--docs", help="file or folder of .txt/.md/.pdf to extract with the configured chat model")
+    p.add_argument("--extractions", help="saved extraction file (kg-rag-extractions format)")
+    p.add_argument("--out", required=True, help="index directory to write")
+    p.add_argument("--update", action="store_true", help="add to the index at --out instead of replacing it")
+    p.add_argument("--embeddings", default="local", help="local (default) | openai[:MODEL] | fake[:DIM] | module:attr")
+    p.add_argument("--no-type-prefix", action="store_true", help="embed entities without their [TYPE]")
+    p.add_argument("--synonym-threshold", type=float, default=None, help="link entities with cosine >= this")
+    p.add_argument("--chat-model", default=None, help="chat model name (default: $KG_RAG_CHAT_MODEL)")
+    p.add_argument("--chunk-size", type=int, default=512, help="tokens per chunk (default 512)")
+    p.add_argument("--chunk-overlap", type=int, default=24, help="token overlap (default 24)")
+    p.add_argument("--max-concurrency", type=int, default=4, help="parallel extraction calls (default 4)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=cmd_index)
+
+    p = sub.add_parser("stats", help="print counts of an index")
+    p.add_argument("index", help="index directory")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--top", type=int, default=20, help="relation types to list")
+    p.add_argument("--no-verify", action="store_true", help="skip sha256 checks of the files")
+    p.set_defaults(func=cmd_stats)
+
+    p = sub.add_parser("delete", help="remove documents from an index")
+    p.add_argument("index", help="index directory")
+    p.add_argument("--doc", action="append", required=True, help="document id (repeatable)")
+    p.add_argument("--embeddings", default="local", help="the embeddings the index was built with")
+    p.set_defaults(func=cmd_delete)
+
+    p = sub.add_parser("demo", help="index the shipped demo corpus and show its directed relations")
+    p.add_argument("--out", help="where to write the demo index (default: a temporary folder)")
+    p.add_argument("--embeddings", default="local", help="local (default) | fake[:DIM] | ...")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        print("kg-rag: interrupted", file=sys.stderr)
+        return 130
+    except (CLIError, KGRagError, ValueError, OSError) as exc:
+        if args.debug:
+            raise
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if isinstance(exc, FileNotFoundError) and exc.filename and str(exc.filename) not in msg:
+            msg = f"{exc.filename}: {exc.strerror or 'no such file'}"
+        print(f"kg-rag: error: {msg}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,190 @@
+"""The search index over a knowledge graph: embeddings of entities, facts and chunks, with FAISS search.
+
+``KnowledgeGraph`` stays the editable model; ``GraphIndex`` holds what querying needs. Vectors are keyed by
+content hash, so rebuilding after an incremental change only embeds text that is new.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from kg_rag.embeddings import EmbeddingCache, model_id
+from kg_rag.graph import Chunk, Entity, KnowledgeGraph, Relation
+from kg_rag.ingest.report import IngestReport
+from kg_rag.schema import DEFAULT_ENTITY_TYPE
+
+logger = logging.getLogger(__name__)
+
+
+def entity_text(entity: Entity, type_prefix: bool = True) -> str:
+    """Text embedded for an entity: ``name [TYPE] description``.
+
+    The ``[TYPE]`` part is included when ``type_prefix`` is on and the type is specific (not the generic
+    default). Switching ``type_prefix`` changes every entity text, so the index must be re-embedded.
+    """
+    parts = [entity.name]
+    if type_prefix and entity.entity_type != DEFAULT_ENTITY_TYPE:
+        parts.append(f"[{entity.entity_type}]")
+    if entity.description:
+        parts.append(entity.description)
+    return " ".join(parts)
+
+
+def fact_text(relation: Relation, kg: KnowledgeGraph) -> str:
+    """Text embedded for a fact: ``source predicate target`` in the stored direction."""
+    src = kg.graph.nodes[relation.source]["name"]
+    tgt = kg.graph.nodes[relation.target]["name"]
+    verb = relation.predicate or relation.relation_type.replace("_", " ").lower()
+    return f"{src} {verb} {tgt}"
+
+
+def chunk_text(chunk: Chunk) -> str:
+    """Text embedded for a chunk: its title (when it has one) and its text."""
+    title = str(chunk.metadata.get("title") or "").strip()
+    return f"{title}\n{chunk.text}" if title else chunk.text
+
+
+@dataclass
+class VectorTable:
+    """Row-aligned ids, content hashes and L2-normalised float32 vectors, searchable with FAISS."""
+
+    ids: list[str]
+    hashes: list[str]
+    vectors: np.ndarray
+    _faiss: Any = field(default=None, repr=False, compare=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if len(self.ids) != len(self.hashes) or len(self.ids) != self.vectors.shape[0]:
+            raise ValueError(
+                f"vector table is inconsistent: {len(self.ids)} ids, {len(self.hashes)} hashes, "
+                f"{self.vectors.shape[0]} vectors"
+            )
+        self.position = {i: n for n, i in enumerate(self.ids)}
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @property
+    def dim(self) -> int:
+        return int(self.vectors.shape[1]) if self.vectors.ndim == 2 else 0
+
+    def faiss_index(self) -> Any:
+        """Exact inner-product FAISS index (cosine on normalised rows), built on first use."""
+        if self._faiss is None:
+            with self._lock:
+                if self._faiss is None:
+                    import faiss
+
+                    index = faiss.IndexFlatIP(max(self.dim, 1))
+                    if len(self):
+                        index.add(np.ascontiguousarray(self.vectors, dtype=np.float32))
+                    self._faiss = index
+        return self._faiss
+
+    def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top-``k`` rows per query: ``(scores, row positions)``; missing slots are ``-1``."""
+        if k <= 0 or not len(self):
+            n = queries.shape[0]
+            return np.zeros((n, 0), np.float32), np.zeros((n, 0), np.int64)
+        return self.faiss_index().search(np.ascontiguousarray(queries, dtype=np.float32), min(k, len(self)))
+
+    @classmethod
+    def empty(cls, dim: int = 0) -> VectorTable:
+        return cls([], [], np.zeros((0, dim), dtype=np.float32))
+
+
+@dataclass
+class GraphIndex:
+    """A knowledge graph plus the embeddings needed to query it."""
+
+    kg: KnowledgeGraph
+    entities: VectorTable
+    facts: VectorTable
+    chunks: VectorTable
+    embedding_model: str = ""
+    type_prefix: bool = True
+    report: IngestReport = field(default_factory=IngestReport)
+    kg_version: int = -1
+
+    @property
+    def dim(self) -> int:
+        return max(self.entities.dim, self.facts.dim, self.chunks.dim)
+
+    @property
+    def stale(self) -> bool:
+        """True when the graph changed after these vectors were built (call :meth:`refresh`)."""
+        return self.kg_version != self.kg.version
+
+    def cache(self) -> EmbeddingCache:
+        """An embedding cache seeded with every vector of this index."""
+        cache = EmbeddingCache()
+        for table in (self.entities, self.facts, self.chunks):
+            cache.add(table.hashes, table.vectors)
+        return cache
+
+    def refresh(self, embeddings: Any, *, progress: bool = False) -> GraphIndex:
+        """Re-derive the vectors after graph edits; unchanged texts are not re-embedded."""
+        return build_index(
+            self.kg, embeddings, type_prefix=self.type_prefix, cache=self.cache(), report=self.report, progress=progress
+        )
+
+    def stats(self) -> dict[str, Any]:
+        s = self.kg.stats()
+        s["skipped"] = dict(sorted(self.report.skipped.items()))
+        s["extraction_failures"] = len(self.report.failures)
+        s["embedding_model"] = self.embedding_model
+        s["dim"] = self.dim
+        return s
+
+
+def build_index(
+    kg: KnowledgeGraph,
+    embeddings: Any,
+    *,
+    type_prefix: bool = True,
+    cache: EmbeddingCache | None = None,
+    report: IngestReport | None = None,
+    embed_chunks: bool = True,
+    progress: bool = False,
+) -> GraphIndex:
+    """Embed entities, facts (extracted relations) and chunks of ``kg``.
+
+    ``cache`` (e.g. ``old_index.cache()``) makes unchanged text free to re-index.
+    """
+    cache = cache if cache is not None else EmbeddingCache()
+    with kg._lock:  # a consistent snapshot of what to embed
+        version = kg.version
+        ents = list(kg.entities())
+        rels = list(kg.relations())
+        e_texts = [entity_text(e, type_prefix) for e in ents]
+        f_texts = [fact_text(r, kg) for r in rels]
+        chunk_list = list(kg.chunks.values()) if embed_chunks else []
+        c_texts = [chunk_text(c) for c in chunk_list]
+
+    def table(ids: list[str], texts: list[str], desc: str) -> VectorTable:
+        vectors, hashes = cache.embed(embeddings, texts, progress=progress, desc=desc)
+        return VectorTable(ids, hashes, vectors) if ids else VectorTable.empty(vectors.shape[1])
+
+    entities = table([e.key for e in ents], e_texts, "embedding entities")
+    facts = table([r.id for r in rels], f_texts, "embedding facts")
+    chunks = table([c.id for c in chunk_list], c_texts, "embedding chunks")
+    dims = {t.dim for t in (entities, facts, chunks) if len(t)}
+    if len(dims) > 1:
+        raise ValueError(f"embedding dimensions disagree across entities/facts/chunks: {sorted(dims)}")
+    logger.info("embedded %d texts (%d from cache)", cache.misses + cache.hits, cache.hits)
+    return GraphIndex(
+        kg,
+        entities,
+        facts,
+        chunks,
+        model_id(embeddings),
+        type_prefix,
+        report if report is not None else IngestReport(),
+        version,
+    )

@@ -1,0 +1,134 @@
+"""Import of HippoRAG-format OpenIE output plus its corpus.
+
+OpenIE file: ``{"docs": [{"passage"|"title"+"text", "extracted_entities": [...],
+"extracted_triples": [[subject, predicate, object], ...]}]}``; corpus file: ``[{"title", "text"}]`` in the
+same order. Triples are directed as extracted (subject -> object). Malformed triples (wrong arity,
+non-string or empty members, self-loops) are skipped and counted by reason in the report.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from kg_rag.graph import Chunk, KnowledgeGraph
+from kg_rag.ingest.report import IngestReport
+from kg_rag.schema import RelationTypeNormalizer, canonical_key, clean_display_name
+from kg_rag.tokens import count_tokens
+
+logger = logging.getLogger(__name__)
+
+
+def read_json(path: str | Path) -> Any:
+    """Read a JSON file; missing or invalid files raise ``ValueError``/``FileNotFoundError`` naming it."""
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"{p}: no such file")
+    try:
+        with p.open(encoding="utf-8") as fh:
+            return json.load(fh)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{p}: not valid JSON ({exc})") from exc
+
+
+def passage_id(index: int) -> str:
+    """Document/chunk id of the ``index``-th corpus passage (titles repeat, positions do not)."""
+    return f"passage-{index:05d}"
+
+
+def _split_passage(doc: dict[str, Any]) -> tuple[str, str]:
+    if isinstance(doc.get("text"), str):
+        return str(doc.get("title") or ""), doc["text"]
+    passage = str(doc.get("passage") or "")
+    title, _, text = passage.partition("\n")
+    return (title, text) if text else ("", passage)
+
+
+def import_openie(
+    kg: KnowledgeGraph,
+    openie: str | Path | dict[str, Any],
+    corpus: str | Path | Sequence[dict[str, Any]] | None = None,
+    *,
+    normalizer: RelationTypeNormalizer | None = None,
+    report: IngestReport | None = None,
+    progress: bool = False,
+) -> IngestReport:
+    """Merge an OpenIE extraction (and its corpus passages as chunks) into ``kg``.
+
+    With a corpus, each OpenIE doc is matched to its passage by exact text (falling back to position);
+    corpus passages without OpenIE output are still added as chunks. Chunk ids are ``passage-NNNNN``
+    by corpus position, the chunk text is the passage text, the title goes to metadata.
+    """
+    normalizer = normalizer or RelationTypeNormalizer(keep_unknown=False)
+    report = report if report is not None else IngestReport()
+    data = read_json(openie) if isinstance(openie, (str, Path)) else openie
+    docs = data.get("docs") if isinstance(data, dict) else None
+    if not isinstance(docs, list):
+        raise ValueError(f'{openie if isinstance(openie, (str, Path)) else "openie"}: expected {{"docs": [...]}}')
+    passages = read_json(corpus) if isinstance(corpus, (str, Path)) else corpus
+    if passages is None:
+        passages = [dict(zip(("title", "text"), _split_passage(d))) for d in docs if isinstance(d, dict)]
+    if not isinstance(passages, list):
+        raise ValueError(f"{corpus}: expected a list of {{title, text}} passages")
+    source = str(corpus) if isinstance(corpus, (str, Path)) else "corpus"
+    by_text: dict[str, int] = {}
+    for i, p in enumerate(passages):
+        if not isinstance(p, dict) or not isinstance(p.get("text"), str):
+            report.skip("bad_passage")
+            continue
+        by_text.setdefault(p["text"], i)
+        cid = passage_id(i)
+        kg.add_chunk(
+            Chunk(
+                cid,
+                p["text"],
+                cid,
+                {"title": str(p.get("title") or ""), "source": source, "index": i},
+                count_tokens(p["text"]),
+            )
+        )
+        report.added["chunks"] += 1
+    for pos, doc in enumerate(tqdm(docs, desc="importing OpenIE", disable=not progress)):
+        if not isinstance(doc, dict):
+            report.skip("bad_doc")
+            continue
+        _, text = _split_passage(doc)
+        idx = by_text.get(text)
+        if idx is None and pos < len(passages) and isinstance(passages[pos], dict) and not corpus:
+            idx = pos
+        if idx is None:
+            report.skip("passage_not_in_corpus")
+            continue
+        cid = passage_id(idx)
+        for name in doc.get("extracted_entities") or []:
+            if not isinstance(name, str) or not clean_display_name(name):
+                report.skip("bad_entity")
+                continue
+            kg.add_entity(name, chunk_id=cid)
+        for triple in doc.get("extracted_triples") or []:
+            reason = _triple_problem(triple)
+            if reason:
+                report.skip(reason)
+                continue
+            s, p, o = triple
+            kg.add_relation(s, o, normalizer(p), predicate=p, chunk_id=cid, doc_id=cid)
+            report.added["relations"] += 1
+    logger.info("OpenIE import: %s skipped", dict(report.skipped))
+    return report
+
+
+def _triple_problem(triple: Any) -> str | None:
+    if not isinstance(triple, (list, tuple)) or len(triple) != 3:
+        return "wrong_arity"
+    if not all(isinstance(x, str) for x in triple):
+        return "non_string_member"
+    if not all(clean_display_name(x) for x in triple):
+        return "empty_member"
+    if canonical_key(triple[0]) == canonical_key(triple[2]):
+        return "self_loop"
+    return None

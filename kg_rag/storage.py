@@ -1,0 +1,327 @@
+"""Persistence of a :class:`GraphIndex` in safe, inspectable files (JSON, JSONL, ``.npy``). No pickle.
+
+Layout of an index directory::
+
+    DIR/kg-rag-index.json        pointer: format, schema_version, current generation
+    DIR/gen-<time>-<rand>/       one complete, immutable snapshot
+        manifest.json            schema version, embedding model, stats, sha256 + size of every file
+        chunks.jsonl entities.jsonl relations.jsonl ingest_report.json
+        entities.npy facts.npy chunks.npy   (+ entities.ids.json ... ids and content hashes)
+
+Saving writes a new generation, fsyncs it, then atomically replaces the pointer (``os.replace``); only then
+are older generations removed. A save killed at any point leaves the previous index loadable. Every file is
+checked against the manifest on load, and any problem raises :class:`IndexFormatError` naming the file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from kg_rag.errors import IndexFormatError
+from kg_rag.graph import KnowledgeGraph
+from kg_rag.index import GraphIndex, VectorTable
+from kg_rag.ingest.report import IngestReport
+
+logger = logging.getLogger(__name__)
+
+FORMAT = "kg-rag-index"
+SCHEMA_VERSION = 1
+POINTER = "kg-rag-index.json"
+VECTOR_TABLES = ("entities", "facts", "chunks")
+
+
+class GraphStore(Protocol):
+    """What every storage backend offers; ``tests/test_storage_contract.py`` runs against each one."""
+
+    def save(self, index: GraphIndex) -> None: ...
+
+    def load(self) -> GraphIndex: ...
+
+    def exists(self) -> bool: ...
+
+
+# ---------------------------------------------------------------------------- file helpers
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` via a temporary file and ``os.replace`` (never a half-written file)."""
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    _fsync_dir(path.parent)
+
+
+def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False, sort_keys=True))
+            fh.write("\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _write_json(path: Path, obj: Any) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(obj, fh, ensure_ascii=False, indent=1, sort_keys=True)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _write_npy(path: Path, array: np.ndarray) -> None:
+    with open(path, "wb") as fh:
+        np.save(fh, np.ascontiguousarray(array, dtype=np.float32), allow_pickle=False)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except FileNotFoundError as exc:
+        raise IndexFormatError(path, "file is missing") from exc
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise IndexFormatError(path, f"corrupt JSON ({exc})") from exc
+
+
+def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    try:
+        fh = open(path, encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise IndexFormatError(path, "file is missing") from exc
+    with fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise IndexFormatError(path, f"corrupt JSON on line {n} ({exc})") from exc
+            if not isinstance(row, dict):
+                raise IndexFormatError(path, f"line {n} is not a JSON object")
+            yield row
+
+
+def _read_npy(path: Path) -> np.ndarray:
+    try:
+        array = np.load(path, allow_pickle=False)
+    except FileNotFoundError as exc:
+        raise IndexFormatError(path, "file is missing") from exc
+    except (ValueError, OSError, EOFError) as exc:
+        raise IndexFormatError(path, f"not a valid .npy array ({exc})") from exc
+    if array.dtype != np.float32 or array.ndim != 2:
+        raise IndexFormatError(path, f"expected a 2-D float32 array, found {array.dtype} {array.shape}")
+    return array
+
+
+# ---------------------------------------------------------------------------- the backend
+class DirectoryStore:
+    """Stores an index in a local directory (see the module docstring for the layout and guarantees)."""
+
+    def __init__(self, path: str | Path, *, verify: bool = True, keep_generations: int = 1) -> None:
+        self.path = Path(path)
+        self.verify = verify
+        if keep_generations < 1:
+            raise ValueError("keep_generations must be >= 1")
+        self.keep_generations = keep_generations
+
+    @property
+    def pointer(self) -> Path:
+        return self.path / POINTER
+
+    def exists(self) -> bool:
+        return self.pointer.is_file()
+
+    # ------------------------------------------------------------------- save
+    def save(self, index: GraphIndex) -> None:
+        if self.path.exists() and not self.path.is_dir():
+            raise ValueError(f"{self.path}: exists and is not a directory")
+        if self.path.is_dir() and any(self.path.iterdir()) and not self.exists():
+            raise ValueError(f"{self.path}: directory is not empty and holds no kg-rag index; refusing to write")
+        self.path.mkdir(parents=True, exist_ok=True)
+        gen = f"gen-{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
+        tmp_dir = self.path / f".{gen}.partial"
+        tmp_dir.mkdir()
+        try:
+            kg = index.kg
+            with kg._lock:
+                _write_jsonl(tmp_dir / "chunks.jsonl", kg.chunk_records())
+                _write_jsonl(tmp_dir / "entities.jsonl", kg.entity_records())
+                _write_jsonl(tmp_dir / "relations.jsonl", kg.relation_records())
+                stats = kg.stats()
+            _write_json(tmp_dir / "ingest_report.json", index.report.to_dict())
+            for name in VECTOR_TABLES:
+                table: VectorTable = getattr(index, name)
+                _write_npy(tmp_dir / f"{name}.npy", table.vectors)
+                _write_json(tmp_dir / f"{name}.ids.json", {"ids": table.ids, "hashes": table.hashes})
+            files = {p.name: {"sha256": _sha256(p), "bytes": p.stat().st_size} for p in sorted(tmp_dir.iterdir())}
+            manifest = {
+                "format": FORMAT,
+                "schema_version": SCHEMA_VERSION,
+                "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "embedding": {"model": index.embedding_model, "dim": index.dim, "type_prefix": index.type_prefix},
+                "stats": stats,
+                "files": files,
+            }
+            _write_json(tmp_dir / "manifest.json", manifest)
+            _fsync_dir(tmp_dir)
+            os.replace(tmp_dir, self.path / gen)
+            _fsync_dir(self.path)
+        except BaseException:
+            shutil.rmtree(tmp_dir, ignore_errors=True)
+            raise
+        pointer = {"format": FORMAT, "schema_version": SCHEMA_VERSION, "generation": gen}
+        atomic_write_bytes(self.pointer, json.dumps(pointer, indent=1).encode())
+        self._prune(keep=gen)
+        logger.info("saved index to %s (%s)", self.path, gen)
+
+    def _prune(self, keep: str) -> None:
+        gens = sorted(
+            (p for p in self.path.iterdir() if p.is_dir() and p.name.startswith("gen-") and p.name != keep),
+            key=lambda p: p.name,
+        )
+        for old in gens[: max(0, len(gens) - (self.keep_generations - 1))]:
+            shutil.rmtree(old, ignore_errors=True)
+        for partial in self.path.glob(".gen-*.partial"):
+            shutil.rmtree(partial, ignore_errors=True)
+
+    # ------------------------------------------------------------------- load
+    def _generation(self) -> Path:
+        if not self.path.is_dir():
+            raise IndexFormatError(self.path, "no such index directory")
+        pointer = _read_json(self.pointer)
+        if not isinstance(pointer, dict) or pointer.get("format") != FORMAT:
+            raise IndexFormatError(self.pointer, "not a kg-rag index pointer file")
+        self._check_version(self.pointer, pointer.get("schema_version"))
+        gen = pointer.get("generation")
+        if not isinstance(gen, str) or not gen.startswith("gen-") or "/" in gen or "\\" in gen or ".." in gen:
+            raise IndexFormatError(self.pointer, f"invalid generation name {gen!r}")
+        gen_dir = self.path / gen
+        if not gen_dir.is_dir():
+            raise IndexFormatError(gen_dir, "generation directory named by the pointer is missing")
+        return gen_dir
+
+    @staticmethod
+    def _check_version(path: Path, version: Any) -> None:
+        if not isinstance(version, int):
+            raise IndexFormatError(path, f"missing or invalid schema_version {version!r}")
+        if version > SCHEMA_VERSION:
+            raise IndexFormatError(
+                path, f"schema version {version} is newer than this kg-rag supports ({SCHEMA_VERSION}); upgrade kg-rag"
+            )
+        if version < 1:
+            raise IndexFormatError(path, f"unsupported schema version {version}")
+
+    def manifest(self) -> dict[str, Any]:
+        gen_dir = self._generation()
+        manifest = _read_json(gen_dir / "manifest.json")
+        if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
+            raise IndexFormatError(gen_dir / "manifest.json", "manifest has no file list")
+        self._check_version(gen_dir / "manifest.json", manifest.get("schema_version"))
+        return manifest
+
+    def load(self) -> GraphIndex:
+        gen_dir = self._generation()
+        manifest = self.manifest()
+        files = manifest["files"]
+        expected = {"chunks.jsonl", "entities.jsonl", "relations.jsonl", "ingest_report.json"}
+        expected |= {f"{n}.npy" for n in VECTOR_TABLES} | {f"{n}.ids.json" for n in VECTOR_TABLES}
+        for name in sorted(expected):
+            path = gen_dir / name
+            if name not in files:
+                raise IndexFormatError(gen_dir / "manifest.json", f"manifest does not list {name}")
+            if not path.is_file():
+                raise IndexFormatError(path, "file is missing")
+            if path.stat().st_size != files[name].get("bytes"):
+                raise IndexFormatError(path, "size differs from the manifest (truncated or modified)")
+            if self.verify and _sha256(path) != files[name].get("sha256"):
+                raise IndexFormatError(path, "sha256 differs from the manifest (corrupt or modified)")
+        unexpected = sorted(p.name for p in gen_dir.iterdir() if p.name not in expected | {"manifest.json"})
+        if unexpected:
+            logger.warning("%s: ignoring files not written by kg-rag: %s", gen_dir, ", ".join(unexpected))
+        try:
+            kg = KnowledgeGraph.from_records(
+                _read_jsonl(gen_dir / "entities.jsonl"),
+                _read_jsonl(gen_dir / "relations.jsonl"),
+                _read_jsonl(gen_dir / "chunks.jsonl"),
+            )
+        except IndexFormatError:
+            raise
+        except (KeyError, TypeError, ValueError) as exc:
+            raise IndexFormatError(gen_dir, f"graph records are inconsistent ({type(exc).__name__}: {exc})") from exc
+        tables = {}
+        for name in VECTOR_TABLES:
+            ids = _read_json(gen_dir / f"{name}.ids.json")
+            if (
+                not isinstance(ids, dict)
+                or not isinstance(ids.get("ids"), list)
+                or not isinstance(ids.get("hashes"), list)
+            ):
+                raise IndexFormatError(gen_dir / f"{name}.ids.json", 'expected {"ids": [...], "hashes": [...]}')
+            try:
+                tables[name] = VectorTable(
+                    [str(i) for i in ids["ids"]], [str(h) for h in ids["hashes"]], _read_npy(gen_dir / f"{name}.npy")
+                )
+            except ValueError as exc:
+                if isinstance(exc, IndexFormatError):
+                    raise
+                raise IndexFormatError(gen_dir / f"{name}.npy", str(exc)) from exc
+        report = IngestReport.from_dict(_read_json(gen_dir / "ingest_report.json"))
+        emb = manifest.get("embedding") or {}
+        return GraphIndex(
+            kg,
+            tables["entities"],
+            tables["facts"],
+            tables["chunks"],
+            str(emb.get("model", "")),
+            bool(emb.get("type_prefix", True)),
+            report,
+            kg.version,
+        )
+
+
+def save_index(index: GraphIndex, path: str | Path) -> None:
+    """Save ``index`` to a directory (atomic; see :class:`DirectoryStore`)."""
+    DirectoryStore(path).save(index)
+
+
+def load_index(path: str | Path, *, verify: bool = True) -> GraphIndex:
+    """Load an index directory written by :func:`save_index`."""
+    return DirectoryStore(path, verify=verify).load()

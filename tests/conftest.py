@@ -1,0 +1,86 @@
+"""Shared fixtures: paths to ../shared data, fake embeddings and a scripted structured-output chat model."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.embeddings import DeterministicFakeEmbedding
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared" / "data"
+MUSIQUE = SHARED / "musique"
+
+
+def require_musique() -> Path:
+    if not (MUSIQUE / "corpus.json").is_file():
+        pytest.skip(f"shared MuSiQue data not found at {MUSIQUE} (it lives beside the checkout in ../shared)")
+    return MUSIQUE
+
+
+class ScriptedChatModel(BaseChatModel):
+    """A fake chat model with ``bind_tools``: ``responder(text)`` returns the tool-call args (a dict) for
+    the human message, or raises. Counts calls and the peak number of calls in flight."""
+
+    responder: Any
+    calls: int = 0
+    in_flight: int = 0
+    peak_in_flight: int = 0
+    lock: Any = None
+
+    def model_post_init(self, __context: Any) -> None:
+        self.lock = threading.Lock()
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted-fake"
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedChatModel:
+        return self
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
+        with self.lock:
+            self.calls += 1
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        try:
+            text = str(messages[-1].content)
+            args = self.responder(text)
+        finally:
+            with self.lock:
+                self.in_flight -= 1
+        msg = AIMessage(
+            content="", tool_calls=[{"name": "ExtractionResult", "args": args, "id": "call-1", "type": "tool_call"}]
+        )
+        return ChatResult(generations=[ChatGeneration(message=msg)])
+
+
+@pytest.fixture
+def scripted_llm() -> Callable[[Callable[[str], dict]], ScriptedChatModel]:
+    return lambda responder: ScriptedChatModel(responder=responder)
+
+
+@pytest.fixture
+def fake_embeddings() -> DeterministicFakeEmbedding:
+    return DeterministicFakeEmbedding(size=32)
+
+
+class CountingEmbeddings(DeterministicFakeEmbedding):
+    """Deterministic fake that records how many texts it was asked to embed."""
+
+    embedded: int = 0
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.embedded += len(texts)
+        return super().embed_documents(texts)
+
+
+@pytest.fixture
+def counting_embeddings() -> CountingEmbeddings:
+    return CountingEmbeddings(size=32)

@@ -1,0 +1,160 @@
+"""The kg-rag command line: index/stats/delete/demo, and one-line errors with no traceback."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from kg_rag.cli import DEMO_CORPUS, main
+
+from .conftest import require_musique
+
+SMALL_OPENIE = {
+    "docs": [
+        {
+            "passage": "T\nAlpha supersedes Beta.",
+            "extracted_entities": ["Alpha", "Beta"],
+            "extracted_triples": [["Alpha", "supersedes", "Beta"], ["Alpha", "x"]],
+        }
+    ]
+}
+SMALL_CORPUS = [{"title": "T", "text": "Alpha supersedes Beta."}]
+
+
+@pytest.fixture
+def small_files(tmp_path):
+    (tmp_path / "o.json").write_text(json.dumps(SMALL_OPENIE))
+    (tmp_path / "c.json").write_text(json.dumps(SMALL_CORPUS))
+    return tmp_path
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_index_then_stats_json(small_files, capsys):
+    idx = str(small_files / "idx")
+    code, out, _ = run(
+        capsys,
+        "index",
+        "--openie",
+        str(small_files / "o.json"),
+        "--corpus",
+        str(small_files / "c.json"),
+        "--out",
+        idx,
+        "--embeddings",
+        "fake:16",
+        "-q",
+    )
+    assert code == 0 and "1 relations" in out and "wrong_arity=1" in out
+    code, out, _ = run(capsys, "stats", idx, "--json")
+    stats = json.loads(out)
+    assert code == 0
+    assert {k: stats[k] for k in ("chunks", "documents", "entities", "relations", "relation_types", "skipped")} == {
+        "chunks": 1,
+        "documents": 1,
+        "entities": 2,
+        "relations": 1,
+        "relation_types": {"SUPERSEDES": 1},
+        "skipped": {"wrong_arity": 1},
+    }
+
+
+def test_update_and_delete(small_files, capsys, tmp_path):
+    idx = str(small_files / "idx")
+    assert (
+        run(capsys, "index", "--extractions", str(DEMO_CORPUS), "--out", idx, "--embeddings", "fake:16", "-q")[0] == 0
+    )
+    code, _, _ = run(
+        capsys,
+        "index",
+        "--openie",
+        str(small_files / "o.json"),
+        "--corpus",
+        str(small_files / "c.json"),
+        "--out",
+        idx,
+        "--update",
+        "--embeddings",
+        "fake:16",
+        "-q",
+    )
+    assert code == 0
+    stats = json.loads(run(capsys, "stats", idx, "--json")[1])
+    assert stats["documents"] == 13
+    code, out, _ = run(capsys, "delete", idx, "--doc", "doc-01", "--embeddings", "fake:16")
+    assert code == 0 and "removed 1 chunks" in out
+    assert json.loads(run(capsys, "stats", idx, "--json")[1])["documents"] == 12
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["stats", "/nonexistent/idx"], "/nonexistent/idx: no such index directory"),
+        (
+            ["index", "--openie", "/nonexistent/o.json", "--out", "{tmp}/x", "--embeddings", "fake"],
+            "/nonexistent/o.json",
+        ),
+        (["index", "--out", "{tmp}/x"], "give exactly one input"),
+        (["index", "--docs", "{tmp}", "--out", "{tmp}/x", "--embeddings", "fake"], "no chat model configured"),
+        (
+            ["index", "--extractions", "{tmp}/bad.json", "--out", "{tmp}/x", "--embeddings", "fake"],
+            "bad.json: not valid JSON",
+        ),
+        (
+            ["index", "--extractions", str(DEMO_CORPUS), "--out", "{tmp}/x", "--embeddings", "nope"],
+            "unknown embeddings",
+        ),
+        (["delete", "{tmp}/idx", "--doc", "nope", "--embeddings", "fake"], "no such index directory"),
+    ],
+)
+def test_errors_are_one_line_without_traceback(argv, message, tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    (tmp_path / "bad.json").write_text("{")
+    code, _, err = run(capsys, *[a.replace("{tmp}", str(tmp_path)) for a in argv])
+    assert code == 2
+    assert err.startswith("kg-rag: error: ") and message in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_console_script_and_demo_run_as_a_program(tmp_path):
+    exe = shutil.which("kg-rag")
+    cmd = [exe] if exe else [sys.executable, "-m", "kg_rag.cli"]
+    out = subprocess.run(
+        cmd + ["demo", "--embeddings", "fake", "-q", "--out", str(tmp_path / "d")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "Directive 2023-07 -[SUPERSEDES]-> Directive 2019-03" in out.stdout
+    bad = subprocess.run(cmd + ["stats", str(tmp_path / "missing")], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+@pytest.mark.shared_data
+def test_index_musique_with_cli(tmp_path, capsys):
+    data = require_musique()
+    code, out, _ = run(
+        capsys,
+        "index",
+        "--corpus",
+        str(data / "corpus.json"),
+        "--openie",
+        str(data / "openie_gpt-3.5-turbo-1106.json"),
+        "--out",
+        str(tmp_path / "m"),
+        "--embeddings",
+        "fake:16",
+        "-q",
+    )
+    assert code == 0
+    stats = json.loads(run(capsys, "stats", str(tmp_path / "m"), "--json")[1])
+    assert stats["chunks"] == 1890 and stats["skipped"]["wrong_arity"] == 185

@@ -1,0 +1,140 @@
+"""LLM extraction through with_structured_output: retries, failure recording, re-extraction, concurrency."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+
+from kg_rag import KnowledgeGraph
+from kg_rag.graph import Chunk
+from kg_rag.ingest import IngestReport, LLMExtractor
+
+GOOD = {
+    "entities": [{"name": "Order B", "type": "POLICY", "description": "the new order"}],
+    "relations": [
+        {
+            "source": "Order B",
+            "target": "Order A",
+            "type": "supersedes",
+            "evidence": "Order B supersedes Order A",
+            "confidence": 0.8,
+        }
+    ],
+}
+INVALID = {"relations": [{"source": "Order B"}]}  # no target: fails validation
+
+
+def chunks(n: int = 3) -> list[Chunk]:
+    return [Chunk(f"c{i}", f"Order B supersedes Order A. (part {i})", f"d{i}") for i in range(n)]
+
+
+def test_invalid_output_is_retried_recorded_and_reextractable(scripted_llm):
+    state = {"broken": True}
+    attempts: dict[str, int] = {}
+
+    def responder(text: str) -> dict:
+        attempts[text] = attempts.get(text, 0) + 1
+        return INVALID if state["broken"] and "part 1" in text else GOOD
+
+    llm = scripted_llm(responder)
+    kg = KnowledgeGraph()
+    extractor = LLMExtractor(llm, max_retries=2, retry_initial_wait=0)
+    report = extractor.ingest(kg, chunks())
+
+    assert list(report.failures) == ["c1"]
+    assert "ValidationError" in report.failures["c1"]
+    assert max(attempts.values()) == 3  # first try + 2 retries for the broken chunk
+    assert set(kg.chunks) == {"c0", "c1", "c2"}  # the failed chunk stays in the store
+    assert kg.find_relations("Order B", "Order A", "SUPERSEDES")[0].chunk_ids == ["c0", "c2"]
+
+    state["broken"] = False
+    extractor.reextract_failed(kg, report)
+    assert report.failures == {}
+    assert kg.find_relations("Order B", "Order A", "SUPERSEDES")[0].chunk_ids == ["c0", "c2", "c1"]
+
+
+def test_model_exceptions_do_not_sink_the_batch(scripted_llm):
+    def responder(text: str) -> dict:
+        if "part 0" in text:
+            raise TimeoutError("model timed out")
+        return GOOD
+
+    report = LLMExtractor(scripted_llm(responder), max_retries=1, retry_initial_wait=0).ingest(
+        KnowledgeGraph(), chunks()
+    )
+    assert report.failures == {"c0": "TimeoutError: model timed out"}
+    assert report.added["relations"] == 2
+
+
+def test_evidence_not_in_text_is_dropped_and_counted(scripted_llm):
+    bad = {
+        "relations": [
+            {"source": "Order B", "target": "Order A", "type": "SUPERSEDES", "evidence": "a quote the model invented"}
+        ]
+    }
+    kg = KnowledgeGraph()
+    report = LLMExtractor(scripted_llm(lambda _: bad), retry_initial_wait=0).ingest(kg, chunks(1))
+    assert report.warnings["evidence_not_in_text"] == 1
+    assert kg.find_relations("Order B", "Order A")[0].evidence_quote is None
+
+
+def test_vocabulary_and_patterns(scripted_llm):
+    out = {
+        "relations": [
+            {"source": "A", "target": "B", "type": "is located in"},
+            {"source": "A", "target": "C", "type": "INVENTED_TYPE"},
+            {"source": "A", "target": "A", "type": "MANAGES"},
+        ]
+    }
+    kg = KnowledgeGraph()
+    report = LLMExtractor(scripted_llm(lambda _: out), retry_initial_wait=0).ingest(kg, chunks(1))
+    assert {r.relation_type for r in kg.relations()} == {"LOCATED_IN", "INVENTED_TYPE"}
+    assert report.skipped["self_loop"] == 1
+    kg2 = KnowledgeGraph()
+    LLMExtractor(scripted_llm(lambda _: out), strict_vocabulary=True, retry_initial_wait=0).ingest(kg2, chunks(1))
+    assert {r.relation_type for r in kg2.relations()} == {"LOCATED_IN", "RELATED"}
+
+
+def test_concurrency_is_bounded(scripted_llm):
+    def responder(_: str) -> dict:
+        time.sleep(0.02)
+        return GOOD
+
+    llm = scripted_llm(responder)
+    LLMExtractor(llm, max_concurrency=2, retry_initial_wait=0).ingest(KnowledgeGraph(), chunks(8))
+    assert llm.calls == 8 and llm.peak_in_flight <= 2
+
+
+def test_async_ingest_matches_sync(scripted_llm):
+    kg_sync, kg_async = KnowledgeGraph(), KnowledgeGraph()
+    LLMExtractor(scripted_llm(lambda _: GOOD), retry_initial_wait=0).ingest(kg_sync, chunks())
+    report = asyncio.run(
+        LLMExtractor(scripted_llm(lambda _: GOOD), max_concurrency=2, retry_initial_wait=0).aingest(
+            kg_async, chunks(), IngestReport()
+        )
+    )
+    assert not report.failures
+    assert list(kg_sync.relation_records()) == list(kg_async.relation_records())
+
+
+def test_rejects_models_without_structured_output_and_bad_params(scripted_llm):
+    with pytest.raises(ValueError, match="with_structured_output"):
+        LLMExtractor(object())
+    with pytest.raises(ValueError, match="max_concurrency"):
+        LLMExtractor(scripted_llm(lambda _: GOOD), max_concurrency=0)
+
+
+def test_prompt_carries_the_vocabulary_and_data_delimiters(scripted_llm):
+    seen: list[str] = []
+    lock = threading.Lock()
+
+    def responder(text: str) -> dict:
+        with lock:
+            seen.append(text)
+        return GOOD
+
+    LLMExtractor(scripted_llm(responder), retry_initial_wait=0).ingest(KnowledgeGraph(), chunks(1))
+    assert seen and seen[0].startswith("Text:\n<<<") and seen[0].endswith(">>>")

@@ -1,0 +1,97 @@
+"""OpenIE (HippoRAG format) import: small self-made data, and the real MuSiQue files when present."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kg_rag import KnowledgeGraph, build_index, load_index, save_index
+from kg_rag.ingest import import_openie
+from kg_rag.ingest.openie import passage_id
+
+from .conftest import require_musique
+
+CORPUS = [
+    {"title": "Lyon", "text": "Lyon is located in France. Lyon is a city."},
+    {"title": "Lyon", "text": "Another Lyon passage with the same title."},
+    {"title": "Orphan", "text": "A passage without OpenIE output."},
+]
+OPENIE = {
+    "docs": [
+        {
+            "passage": "Lyon\n" + CORPUS[0]["text"],
+            "extracted_entities": ["Lyon", "France", 7],
+            "extracted_triples": [
+                ["Lyon", "is located in", "France"],
+                ["Lyon", "is a"],
+                ["Lyon", "is", "city", "x"],
+                ["Lyon", 3, "France"],
+                ["Lyon", "is", "  "],
+                ["Lyon", "same as", "lyon"],
+            ],
+        },
+        {
+            "title": "Lyon",
+            "text": CORPUS[1]["text"],
+            "extracted_entities": [],
+            "extracted_triples": [["Paris", "superseded by", "Lyon"]],
+        },
+        {"title": "Nowhere", "text": "not in corpus", "extracted_triples": [["A", "x", "B"]]},
+    ]
+}
+
+
+def test_import_small_openie_counts_skips_and_keeps_direction(tmp_path):
+    (tmp_path / "c.json").write_text(json.dumps(CORPUS))
+    (tmp_path / "o.json").write_text(json.dumps(OPENIE))
+    kg = KnowledgeGraph()
+    report = import_openie(kg, tmp_path / "o.json", tmp_path / "c.json")
+    assert dict(report.skipped) == {
+        "wrong_arity": 2,
+        "non_string_member": 1,
+        "empty_member": 1,
+        "self_loop": 1,
+        "bad_entity": 1,
+        "passage_not_in_corpus": 1,
+    }
+    assert len(kg.chunks) == 3 and kg.chunks[passage_id(2)].text == CORPUS[2]["text"]
+    rel = kg.find_relations("Lyon", "France")[0]
+    assert rel.relation_type == "LOCATED_IN" and rel.predicate == "is located in"
+    assert rel.chunk_id == passage_id(0)
+    passive = kg.find_relations("Paris", "Lyon")[0]  # kept as extracted, not turned into Lyon SUPERSEDES Paris
+    assert passive.relation_type == "RELATED" and passive.description == "superseded by"
+    assert kg.find_relations("Lyon", "Paris") == []
+
+
+def test_bad_openie_files_give_clear_errors(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(ValueError, match="bad.json: not valid JSON"):
+        import_openie(KnowledgeGraph(), bad)
+    (tmp_path / "shape.json").write_text("[1, 2]")
+    with pytest.raises(ValueError, match="docs"):
+        import_openie(KnowledgeGraph(), tmp_path / "shape.json")
+    with pytest.raises(FileNotFoundError, match="missing.json"):
+        import_openie(KnowledgeGraph(), tmp_path / "missing.json")
+
+
+@pytest.mark.shared_data
+def test_musique_import_round_trips(tmp_path, fake_embeddings):
+    data = require_musique()
+    kg = KnowledgeGraph()
+    report = import_openie(kg, data / "openie_gpt-3.5-turbo-1106.json", data / "corpus.json")
+    stats = kg.stats()
+    assert stats["chunks"] == 1890 and stats["documents"] == 1890
+    assert stats["relations"] > 15000 and stats["entities"] > 15000
+    assert report.skipped["wrong_arity"] == 185
+    assert sum(report.skipped.values()) >= 185
+
+    index = build_index(kg, fake_embeddings, report=report)
+    save_index(index, tmp_path / "musique")
+    loaded = load_index(tmp_path / "musique")
+    assert list(loaded.kg.entity_records()) == list(kg.entity_records())
+    assert list(loaded.kg.relation_records()) == list(kg.relation_records())  # direction, type, provenance
+    assert list(loaded.kg.chunk_records()) == list(kg.chunk_records())
+    assert loaded.report.to_dict() == report.to_dict()
+    assert (loaded.entities.vectors == index.entities.vectors).all()

@@ -1,0 +1,26 @@
+"""Every ```python block in the README runs as written (in a fresh interpreter)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+
+
+def test_readme_has_python_examples():
+    assert len(BLOCKS) >= 2
+
+
+@pytest.mark.parametrize("n", range(len(BLOCKS)))
+def test_readme_example_runs(n, tmp_path):
+    out = subprocess.run([sys.executable, "-c", BLOCKS[n]], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    for expected in re.findall(r"^# (.+)$", BLOCKS[n], flags=re.M):
+        if "->" in expected:  # lines documenting output must match what the example prints
+            assert expected in out.stdout
