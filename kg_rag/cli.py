@@ -1,4 +1,4 @@
-"""The ``kg-rag`` command line: ``index``, ``stats``, ``delete``, ``demo``.
+"""The ``kg-rag`` command line: ``index``, ``stats``, ``delete``, ``query``, ``demo``.
 
 Every expected failure (bad path, bad file, missing configuration) prints one line to stderr and exits
 with status 2 — no traceback. ``-v`` shows progress logging; ``--debug`` shows tracebacks.
@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from kg_rag.context import render_path
 from kg_rag.errors import KGRagError
 
 logger = logging.getLogger("kg_rag.cli")
@@ -150,6 +151,54 @@ def cmd_delete(args: argparse.Namespace) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------- query
+def _split_list(values: list[str] | None) -> list[str] | None:
+    if not values:
+        return None
+    return [v.strip() for item in values for v in item.split(",") if v.strip()]
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    from kg_rag.embeddings import make_embeddings
+    from kg_rag.retrieve import validate_query
+    from kg_rag.retriever import EntityBasedKGRAG
+
+    validate_query(args.question)  # before loading anything
+    retriever = EntityBasedKGRAG.from_index(args.index, make_embeddings(args.embeddings), preset=args.preset)
+    overrides: dict[str, Any] = {}
+    for name in ("max_hops", "k", "direction", "strategy", "max_context_tokens"):
+        value = getattr(args, name)
+        if value is not None:
+            overrides[name] = value
+    if args.edge_types:
+        overrides["edge_types"] = _split_list(args.edge_types)
+    if args.exclude_edge_types:
+        overrides["exclude_edge_types"] = _split_list(args.exclude_edge_types)
+    result = retriever.retrieve(args.question, **overrides)
+    if args.json:
+        from dataclasses import asdict
+
+        payload = {
+            "query": result.query,
+            "context": result.context,
+            "chunks": [{k: v for k, v in asdict(c).items()} for c in result.chunks],
+            "entities": [asdict(e) for e in result.entities],
+            "paths": [render_path(retriever.knowledge_graph, pa) for pa in result.paths],
+            "relations": [asdict(r) for r in result.relations],
+            "section_tokens": result.section_tokens,
+            "timings_ms": result.timings_ms,
+        }
+        print(json.dumps(payload, indent=1, ensure_ascii=False))
+        return 0
+    print(result.context)
+    print()
+    print("top chunks:")
+    for c in result.chunks:
+        print(f"  {c.score:.4f}  {c.id}  (graph {c.graph_score:.4f}, dense {c.dense_score:.4f})")
+    print(f"retrieval {result.timings_ms.get('total', 0):.1f} ms (excluding query embedding)")
+    return 0
+
+
 # --------------------------------------------------------------------------- demo
 def cmd_demo(args: argparse.Namespace) -> int:
     """Index the shipped demo corpus with the local model and show its directed typed relations."""
@@ -211,6 +260,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--doc", action="append", required=True, help="document id (repeatable)")
     p.add_argument("--embeddings", default="local", help="the embeddings the index was built with")
     p.set_defaults(func=cmd_delete)
+
+    p = sub.add_parser("query", help="retrieve for a question and print the formatted context")
+    p.add_argument("index", help="index directory")
+    p.add_argument("question", help="the question")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--preset", default="default", help="default | seed003")
+    p.add_argument("--embeddings", default="local", help="the embeddings the index was built with")
+    p.add_argument("--edge-types", action="append", help="only traverse these relation types (comma-separated)")
+    p.add_argument("--exclude-edge-types", action="append", help="never traverse these relation types")
+    p.add_argument("--max-hops", type=int, default=None)
+    p.add_argument("--direction", choices=["out", "in", "both"], default=None)
+    p.add_argument("--strategy", default=None, help="frequency | path | ppr")
+    p.add_argument("--k", type=int, default=None, help="chunks to return")
+    p.add_argument("--max-context-tokens", type=int, default=None)
+    p.set_defaults(func=cmd_query)
 
     p = sub.add_parser("demo", help="index the shipped demo corpus and show its directed relations")
     p.add_argument("--out", help="where to write the demo index (default: a temporary folder)")

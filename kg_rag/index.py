@@ -7,6 +7,7 @@ content hash, so rebuilding after an incremental change only embeds text that is
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,6 +50,21 @@ def chunk_text(chunk: Chunk) -> str:
     return f"{title}\n{chunk.text}" if title else chunk.text
 
 
+_FAISS_CONFIGURED = False
+
+
+def _configure_faiss_threads(faiss: Any) -> None:
+    """Query-time searches are single queries: one OpenMP thread is fastest and avoids oversubscribing small
+    machines alongside BLAS and torch thread pools. ``KG_RAG_FAISS_THREADS`` overrides (0 = leave FAISS alone)."""
+    global _FAISS_CONFIGURED
+    if _FAISS_CONFIGURED:
+        return
+    _FAISS_CONFIGURED = True
+    threads = int(os.environ.get("KG_RAG_FAISS_THREADS", "1"))
+    if threads > 0:
+        faiss.omp_set_num_threads(threads)
+
+
 @dataclass
 class VectorTable:
     """Row-aligned ids, content hashes and L2-normalised float32 vectors, searchable with FAISS."""
@@ -80,6 +96,8 @@ class VectorTable:
             with self._lock:
                 if self._faiss is None:
                     import faiss
+
+                    _configure_faiss_threads(faiss)
 
                     index = faiss.IndexFlatIP(max(self.dim, 1))
                     if len(self):

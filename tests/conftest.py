@@ -7,8 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
-from langchain_core.embeddings import DeterministicFakeEmbedding
+from langchain_core.embeddings import DeterministicFakeEmbedding, Embeddings
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
@@ -84,3 +85,49 @@ class CountingEmbeddings(DeterministicFakeEmbedding):
 @pytest.fixture
 def counting_embeddings() -> CountingEmbeddings:
     return CountingEmbeddings(size=32)
+
+
+class BagOfWordsEmbeddings(Embeddings):
+    """Deterministic embeddings where shared words mean similarity (hashed bag of words, L2-normalised).
+
+    Unit tests need *meaningful* similarity without a model download: a query naming an entity must match it.
+    """
+
+    def __init__(self, size: int = 512) -> None:
+        self.size = size
+        self.model = f"bag-of-words-{size}"
+
+    def _vec(self, text: str) -> list[float]:
+        import hashlib
+        import re
+
+        v = np.zeros(self.size, dtype=np.float32)
+        for tok in re.findall(r"\w+", text.lower()):
+            v[int(hashlib.md5(tok.encode()).hexdigest()[:8], 16) % self.size] += 1.0
+        n = np.linalg.norm(v)
+        return (v / n if n else v).tolist()
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self._vec(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._vec(text)
+
+
+@pytest.fixture
+def bow_embeddings() -> BagOfWordsEmbeddings:
+    return BagOfWordsEmbeddings()
+
+
+DEMO_CORPUS = REPO / "kg_rag" / "_data" / "demo" / "demo_corpus.json"
+
+
+@pytest.fixture(scope="session")
+def demo_index():
+    """The shipped demo corpus indexed with bag-of-words embeddings (session-wide, treat as read-only)."""
+    from kg_rag import KnowledgeGraph, build_index
+    from kg_rag.ingest.extraction_file import import_extraction_file
+
+    kg = KnowledgeGraph()
+    report = import_extraction_file(kg, DEMO_CORPUS)
+    return build_index(kg, BagOfWordsEmbeddings(), report=report)

@@ -1,0 +1,154 @@
+"""EntityBasedKGRAG behaviour: direction, filters, presets, overrides, errors, metadata."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from kg_rag import PRESETS, EntityBasedKGRAG, KnowledgeGraph, QueryParams, build_index
+from kg_rag.graph import Chunk
+from kg_rag.index import entity_text
+
+
+def chain_graph() -> KnowledgeGraph:
+    """alpha -[T1]-> bravo -[T2]-> charlie -[T3]-> delta, each fact in its own chunk, plus an unrelated chunk."""
+    kg = KnowledgeGraph()
+    facts = [("alpha", "T1", "bravo"), ("bravo", "T2", "charlie"), ("charlie", "T3", "delta")]
+    for i, (s, t, o) in enumerate(facts):
+        kg.add_chunk(Chunk(f"c{i}", f"{s} relates to {o}", f"d{i}"))
+        kg.add_relation(s, o, t, chunk_id=f"c{i}")
+    kg.add_chunk(Chunk("c9", "nothing relevant here", "d9"))
+    return kg
+
+
+@pytest.fixture
+def chain(bow_embeddings) -> EntityBasedKGRAG:
+    params = QueryParams(
+        similarity_threshold=0.5, top_k_facts=0, strategy="path", top_k_chunks=4, fill_with_dense=False
+    )
+    return EntityBasedKGRAG.from_graph(chain_graph(), bow_embeddings, params=params)
+
+
+def reached(result) -> set[str]:
+    return {e.key for e in result.entities}
+
+
+def test_max_hops_direction_and_edge_type_filters(chain):
+    assert reached(chain.retrieve("alpha", max_hops=1)) == {"alpha", "bravo"}
+    assert reached(chain.retrieve("alpha", max_hops=3)) == {"alpha", "bravo", "charlie", "delta"}
+    assert reached(chain.retrieve("alpha", max_hops=3, edge_types=["T1"])) == {"alpha", "bravo"}
+    assert reached(chain.retrieve("alpha", max_hops=3, exclude_edge_types=["T2"])) == {"alpha", "bravo"}
+    assert reached(chain.retrieve("charlie", max_hops=1, direction="out")) == {"charlie", "delta"}
+    assert reached(chain.retrieve("charlie", max_hops=1, direction="in")) == {"charlie", "bravo"}
+    assert reached(chain.retrieve("charlie", max_hops=2, direction="in")) == {"charlie", "bravo", "alpha"}
+    assert reached(chain.retrieve("alpha", max_hops=3, exclude_entities=["charlie"])) == {"alpha", "bravo"}
+
+
+def test_multi_hop_paths_keep_stored_direction(chain):
+    result = chain.retrieve("delta", max_hops=3, direction="in")
+    rendered = [chain.engine.index and p for p in result.context.splitlines() if "-[" in p or "]-" in p]
+    assert "delta <-[T3]- charlie <-[T2]- bravo <-[T1]- alpha" in rendered
+    assert not any("delta -[T3]->" in line or "charlie -[T2]-> bravo" in line for line in rendered)
+    forward = chain.retrieve("alpha", max_hops=3, direction="out").context
+    assert "alpha -[T1]-> bravo -[T2]-> charlie -[T3]-> delta" in forward
+
+
+def test_presets_and_invalid_params(bow_embeddings, demo_index):
+    seed = PRESETS["seed003"]
+    assert (seed.similarity_threshold, seed.top_k_nodes, seed.top_k_chunks, seed.max_hops) == (0.7, 10, 5, 1)
+    assert (seed.node_freq_weight, seed.node_sim_weight) == (0.4, 0.6)
+    r = EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings, preset="seed003")
+    assert r.params == seed
+    for bad in (
+        {"top_k_chunks": 0},
+        {"strategy": "nope"},
+        {"direction": "sideways"},
+        {"ppr_damping": 1.5},
+        {"relations_share": 0.8, "entities_share": 0.5},
+        {"max_context_tokens": 3},
+    ):
+        with pytest.raises(ValueError, match="invalid retrieval parameters"):
+            QueryParams(**bad)
+    with pytest.raises(ValueError, match="unknown retrieval parameter"):
+        r.invoke("x", not_a_knob=1)
+    with pytest.raises(ValueError, match="unknown preset"):
+        EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings, preset="best")
+
+
+@pytest.mark.parametrize("strategy", ["frequency", "path", "ppr"])
+def test_every_strategy_returns_documents_with_metadata(demo_index, bow_embeddings, strategy):
+    r = EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings, params=QueryParams(strategy=strategy), k=3)
+    docs = r.invoke("Who does Lars Eriksen report to?")
+    assert len(docs) == 3
+    meta = docs[0].metadata
+    for key in ("chunk_id", "doc_id", "source", "score", "matched_entities", "paths", "edges"):
+        assert key in meta
+    assert docs[0].id == meta["chunk_id"]
+    assert any(m["name"] == "Lars Eriksen" for d in docs for m in d.metadata["matched_entities"])
+    assert all(isinstance(p, str) for d in docs for p in d.metadata["paths"])
+
+
+def test_per_call_overrides_and_history(demo_index, bow_embeddings):
+    r = EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings)
+    assert len(r.invoke("Project Atlas", k=2)) == 2
+    docs = r.invoke("Project Atlas", include_edges=False)
+    assert "edges" not in docs[0].metadata
+    plain = r.retrieve("And who approved it?")
+    with_history = r.retrieve("And who approved it?", history=["Tell me about the 2025 security budget"])
+    assert with_history.query.startswith("Tell me about the 2025 security budget")
+    assert [c.id for c in with_history.chunks] != [c.id for c in plain.chunks]
+    assert with_history.chunks[0].id == "doc-10"
+
+
+def test_empty_whitespace_long_and_odd_queries(demo_index, bow_embeddings):
+    r = EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings)
+    for bad in ("", "   \n\t ", "\x00\x01"):
+        with pytest.raises(ValueError, match="query is empty"):
+            r.invoke(bad)
+    with pytest.raises(ValueError, match="must be a string"):
+        r.retrieve(None)  # type: ignore[arg-type]
+    assert len(r.invoke("Project Atlas " * 20000)) == 5  # 280k characters
+    assert len(r.invoke("the of and")) == 5
+    assert len(r.invoke("Projekt Atlas 🚀 プロジェクト")) == 5
+
+
+def test_async_matches_sync(demo_index, bow_embeddings):
+    r = EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings)
+    sync = [d.metadata["chunk_id"] for d in r.invoke("What blocked Project Atlas?")]
+    async_docs = asyncio.run(r.ainvoke("What blocked Project Atlas?"))
+    assert [d.metadata["chunk_id"] for d in async_docs] == sync
+
+
+def test_seed003_without_matches_returns_nothing(demo_index, bow_embeddings):
+    """The published settings do not fall back to dense retrieval: no entity >= 0.7 means no chunks."""
+    r = EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings, preset="seed003")
+    assert r.invoke("zebra crossing weather") == []
+    assert len(r.invoke("Lars Eriksen, person, lead of the Data Platform team")) >= 1
+
+
+def test_type_prefix_changes_what_is_embedded(bow_embeddings):
+    kg = KnowledgeGraph()
+    kg.add_entity("Directive 2023-07", "POLICY", "remote work rules")
+    kg.add_entity("Plain", None)
+    on = build_index(kg, bow_embeddings, type_prefix=True)
+    off = build_index(kg, bow_embeddings, type_prefix=False)
+    ent = kg.get_entity("Directive 2023-07")
+    assert entity_text(ent, True) == "Directive 2023-07 [POLICY] remote work rules"
+    assert entity_text(ent, False) == "Directive 2023-07 remote work rules"
+    assert on.entities.hashes[0] != off.entities.hashes[0]
+    assert on.entities.hashes[1] == off.entities.hashes[1]  # the generic type adds no prefix
+    assert (on.entities.vectors[0] != off.entities.vectors[0]).any()
+
+
+def test_graph_edits_are_picked_up_without_rebuilding(demo_index, bow_embeddings):
+    from kg_rag.storage import DirectoryStore  # noqa: F401  (the snapshot refresh uses the same cache path)
+
+    kg = KnowledgeGraph.from_records(
+        demo_index.kg.entity_records(), demo_index.kg.relation_records(), demo_index.kg.chunk_records()
+    )
+    r = EntityBasedKGRAG.from_graph(kg, bow_embeddings)
+    kg.add_chunk(Chunk("new", "Quokka Council supersedes Storage Policy v2.", "new-doc"))
+    kg.add_relation("Quokka Council", "Storage Policy v2", "SUPERSEDES", chunk_id="new")
+    docs = r.invoke("Quokka Council")
+    assert docs[0].metadata["chunk_id"] == "new"
