@@ -1,4 +1,4 @@
-"""The ``kg-rag`` command line: ``index``, ``stats``, ``delete``, ``query``, ``demo``.
+"""The ``kg-rag`` command line: ``index``, ``stats``, ``delete``, ``query``, ``eval``, ``demo``.
 
 Every expected failure (bad path, bad file, missing configuration) prints one line to stderr and exits
 with status 2 — no traceback. ``-v`` shows progress logging; ``--debug`` shows tracebacks.
@@ -199,6 +199,42 @@ def cmd_query(args: argparse.Namespace) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------- eval
+def cmd_eval(args: argparse.Namespace) -> int:
+    from kg_rag.embeddings import make_embeddings
+    from kg_rag.eval.datasets import load_musique_questions
+    from kg_rag.eval.methods import load_method_specs
+    from kg_rag.eval.runner import evaluate
+    from kg_rag.storage import load_index
+
+    try:
+        ks = [int(k) for k in args.k.split(",") if k.strip()]
+    except ValueError as exc:
+        raise CLIError(f"--k takes comma-separated integers, got {args.k!r}") from exc
+    specs = load_method_specs(args.methods_dir)
+    names = list(specs) if args.methods == "all" else [m.strip() for m in args.methods.split(",") if m.strip()]
+    unknown = [n for n in names if n not in specs]
+    if unknown:
+        raise CLIError(f"unknown method(s) {', '.join(unknown)}; known: {', '.join(sorted(specs))}")
+    index = load_index(args.index)
+    questions = load_musique_questions(args.questions, index.kg, limit=args.limit)
+    embeddings = make_embeddings(args.embeddings)
+    report = evaluate(questions, index, embeddings, [specs[n] for n in names], ks, progress=not args.quiet)
+    report["index"] = str(args.index)
+    report["questions_file"] = str(args.questions)
+    report["embedding_model"] = index.embedding_model
+    if args.out:
+        from kg_rag.storage import atomic_write_bytes
+
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(Path(args.out), (json.dumps(report, indent=1, sort_keys=True) + "\n").encode())
+    cols = [f"recall@{k}" for k in ks] + [f"answer_in_context@{max(ks)}", "mrr", "latency_ms_p50", "latency_ms_p95"]
+    print(f"{'method':14s}" + "".join(f"{c:>22s}" for c in cols))
+    for name, m in report["methods"].items():
+        print(f"{name:14s}" + "".join(f"{m[c]:22.3f}" for c in cols))
+    return 0
+
+
 # --------------------------------------------------------------------------- demo
 def cmd_demo(args: argparse.Namespace) -> int:
     """Index the shipped demo corpus with the local model and show its directed typed relations."""
@@ -275,6 +311,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--k", type=int, default=None, help="chunks to return")
     p.add_argument("--max-context-tokens", type=int, default=None)
     p.set_defaults(func=cmd_query)
+
+    p = sub.add_parser("eval", help="compare retrieval methods on a question set")
+    p.add_argument("--questions", required=True, help="questions JSON (MuSiQue/HippoRAG format)")
+    p.add_argument("--index", required=True, help="index built from the matching corpus")
+    p.add_argument("--methods", default="dense,bm25,seed003,kg-rag", help="comma-separated names, or 'all'")
+    p.add_argument("--methods-dir", default="methods", help="folder of method configs (*.json)")
+    p.add_argument("--k", default="2,5", help="cut-offs, comma-separated")
+    p.add_argument("--out", help="write the results JSON here")
+    p.add_argument("--limit", type=int, default=None, help="only the first N questions")
+    p.add_argument("--embeddings", default="local", help="the embeddings the index was built with")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("demo", help="index the shipped demo corpus and show its directed relations")
     p.add_argument("--out", help="where to write the demo index (default: a temporary folder)")

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Direction = Literal["out", "in", "both"]
-STRATEGIES = {"frequency", "path", "ppr"}
+STRATEGIES = {"chain", "frequency", "path", "ppr"}
 """Names accepted for ``QueryParams.strategy``; :func:`kg_rag.retrieve.register_strategy` adds to it."""
 
 
@@ -34,8 +34,9 @@ class QueryParams:
     """Entity names never used (not as seeds, not in the expanded subgraph)."""
 
     # --- 3. subgraph exploration --------------------------------------------------------------------
-    strategy: str = "ppr"
-    """Scoring strategy by name: ``frequency`` (seed 003), ``path`` (seed 001), ``ppr`` (personalised PageRank)."""
+    strategy: str = "chain"
+    """Scoring strategy by name: ``chain`` (evidence chains over shared entities), ``frequency`` (seed 003),
+    ``path`` (seed 001 hybrid path scoring), ``ppr`` (HippoRAG-style personalised PageRank)."""
     max_hops: int = 2
     """Hops explored from the seeds (for ``frequency``/``path`` scoring, and for the paths shown)."""
     direction: Direction = "both"
@@ -66,6 +67,15 @@ class QueryParams:
     """``ppr``: weight of untyped ``RELATED`` edges relative to typed ones."""
     chunk_edge_weight: float = 1.0
     """``ppr``: weight of entity-chunk links (0 = chunks are scored from entity scores instead)."""
+
+    chain_weight: float = 0.5
+    """``chain``: boost a linked chunk by this times the similarity of the chunk it is linked from."""
+    link_specificity: float = 30.0
+    """``chain``: an entity links chunks fully when at most this many other chunks mention it (less beyond)."""
+    seed_weight: float = 0.1
+    """``chain``: extra score for chunks mentioning query-matched entities (times the best similarity)."""
+    chain_edge_weight: float = 0.0
+    """``chain``: also link through one allowed relation edge, at this strength (0 = shared mentions only)."""
 
     # --- 4. chunk scoring ------------------------------------------------------------------------------
     top_k_chunks: int = 5

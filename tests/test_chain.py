@@ -1,0 +1,65 @@
+"""The chain strategy: a bridge passage that shares an entity with the best passage follows it."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kg_rag import EntityBasedKGRAG, KnowledgeGraph, QueryParams
+from kg_rag.compiled import CompiledGraph
+from kg_rag.graph import Chunk
+from kg_rag.index import build_index
+from kg_rag.retrieve.strategies import link_specificity
+
+QUESTION = "What country was the author of the Brandon play a citizen of?"
+
+
+def bridge_graph() -> KnowledgeGraph:
+    kg = KnowledgeGraph()
+    docs = {
+        "first": ("The Brandon play was written by the author Henrik Ibsen.", [("Brandon play", "Henrik Ibsen")]),
+        "bridge": ("Henrik Ibsen was a Norwegian citizen.", [("Henrik Ibsen", "Norway")]),
+        "distractor1": ("Every country decides who may be a citizen.", []),
+        "distractor2": ("An author may write a play about a country.", []),
+    }
+    for cid, (text, rels) in docs.items():
+        kg.add_chunk(Chunk(cid, text, cid))
+        for s, t in rels:
+            kg.add_relation(s, t, "RELATED", chunk_id=cid)
+    return kg
+
+
+def test_chain_pulls_the_bridge_passage_up(bow_embeddings):
+    kg = bridge_graph()
+    dense = EntityBasedKGRAG.from_graph(kg, bow_embeddings, params=QueryParams(strategy="chain", chain_weight=0.0))
+    chain = EntityBasedKGRAG(index=dense.index, embeddings=bow_embeddings, params=QueryParams(strategy="chain"))
+    dense_ids = [d.metadata["chunk_id"] for d in dense.invoke(QUESTION, k=4)]
+    chain_ids = [d.metadata["chunk_id"] for d in chain.invoke(QUESTION, k=4)]
+    assert dense_ids[0] == "first" and dense_ids.index("bridge") > 1  # plain similarity buries the bridge
+    assert chain_ids[:2] == ["first", "bridge"]
+    assert sorted(chain_ids) == sorted(dense_ids)
+
+
+def test_chain_respects_k_and_prefix_stability(bow_embeddings):
+    r = EntityBasedKGRAG.from_graph(bridge_graph(), bow_embeddings)
+    five = [d.metadata["chunk_id"] for d in r.invoke(QUESTION, k=4)]
+    two = [d.metadata["chunk_id"] for d in r.invoke(QUESTION, k=2)]
+    assert two == five[:2] and len(five) == 4
+
+
+def test_excluded_entities_do_not_link(bow_embeddings):
+    r = EntityBasedKGRAG.from_graph(bridge_graph(), bow_embeddings)
+    ids = [d.metadata["chunk_id"] for d in r.invoke(QUESTION, k=4, exclude_entities=["Henrik Ibsen"])]
+    assert ids.index("bridge") > 1
+
+
+def test_link_specificity_decays_for_common_entities(bow_embeddings):
+    kg = KnowledgeGraph()
+    for i in range(12):
+        kg.add_chunk(Chunk(f"c{i}", f"text {i}", f"d{i}"))
+        kg.add_entity("Common", None, chunk_id=f"c{i}")
+    kg.add_entity("Rare", None, chunk_id="c0")
+    kg.add_entity("Rare", None, chunk_id="c1")
+    cg = CompiledGraph(build_index(kg, bow_embeddings))
+    spec = link_specificity(cg, 5.0)
+    assert spec[cg.name_lookup["rare"]] == 1.0
+    assert np.isclose(spec[cg.name_lookup["common"]], 5.0 / 11.0)
