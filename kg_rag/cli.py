@@ -52,7 +52,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         raise CLIError("give exactly one input: --openie/--corpus, --docs, or --extractions")
     progress = not args.quiet
     llm = None
-    if args.docs:  # fail fast, before any work, when no chat model is configured
+    if args.docs and not args.no_extract:  # fail fast, before any work, when no chat model is configured
         from kg_rag.llm import default_chat_model
 
         llm = default_chat_model(args.chat_model)
@@ -81,8 +81,13 @@ def cmd_index(args: argparse.Namespace) -> int:
         chunks = split_documents(documents, chunk_size=args.chunk_size, chunk_overlap=args.chunk_overlap)
         for doc_id in dict.fromkeys(c.doc_id for c in chunks):
             kg.remove_document(doc_id)  # re-indexing a document replaces it
-        extractor = LLMExtractor(llm, max_concurrency=args.max_concurrency)
-        extractor.ingest(kg, chunks, report, progress=progress)
+        if args.no_extract:
+            for chunk in chunks:
+                kg.add_chunk(chunk)
+            report.added["chunks"] += len(chunks)
+        else:
+            extractor = LLMExtractor(llm, max_concurrency=args.max_concurrency)
+            extractor.ingest(kg, chunks, report, progress=progress)
 
     cache = old.cache() if old is not None else None
     index = build_index(
@@ -217,21 +222,28 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if unknown:
         raise CLIError(f"unknown method(s) {', '.join(unknown)}; known: {', '.join(sorted(specs))}")
     index = load_index(args.index)
-    questions = load_musique_questions(args.questions, index.kg, limit=args.limit)
+    dataset = args.dataset or ("sec10q" if str(args.questions).lower().endswith(".csv") else "musique")
+    if dataset == "sec10q":
+        from kg_rag.eval.datasets import load_sec10q_questions
+
+        questions = load_sec10q_questions(args.questions, index.kg, limit=args.limit)
+    else:
+        questions = load_musique_questions(args.questions, index.kg, limit=args.limit)
     embeddings = make_embeddings(args.embeddings)
     report = evaluate(questions, index, embeddings, [specs[n] for n in names], ks, progress=not args.quiet)
     report["index"] = str(args.index)
     report["questions_file"] = str(args.questions)
     report["embedding_model"] = index.embedding_model
+    report["dataset"] = dataset
     if args.out:
         from kg_rag.storage import atomic_write_bytes
 
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(Path(args.out), (json.dumps(report, indent=1, sort_keys=True) + "\n").encode())
+        atomic_write_bytes(Path(args.out), (json.dumps(report, indent=1) + "\n").encode())
     cols = [f"recall@{k}" for k in ks] + [f"answer_in_context@{max(ks)}", "mrr", "latency_ms_p50", "latency_ms_p95"]
-    print(f"{'method':14s}" + "".join(f"{c:>22s}" for c in cols))
+    print(f"{'method':18s}" + "".join(f"{c:>22s}" for c in cols))
     for name, m in report["methods"].items():
-        print(f"{name:14s}" + "".join(f"{m[c]:22.3f}" for c in cols))
+        print(f"{name:18s}" + "".join(f"{m[c]:22.3f}" if m.get(c) is not None else f"{'-':>22s}" for c in cols))
     return 0
 
 
@@ -274,6 +286,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--extractions", help="saved extraction file (kg-rag-extractions format)")
     p.add_argument("--out", required=True, help="index directory to write")
     p.add_argument("--update", action="store_true", help="add to the index at --out instead of replacing it")
+    p.add_argument(
+        "--no-extract",
+        action="store_true",
+        help="with --docs: chunk and embed only, no LLM extraction (dense/BM25 baselines)",
+    )
     p.add_argument("--embeddings", default="local", help="local (default) | openai[:MODEL] | fake[:DIM] | module:attr")
     p.add_argument("--no-type-prefix", action="store_true", help="embed entities without their [TYPE]")
     p.add_argument("--synonym-threshold", type=float, default=None, help="link entities with cosine >= this")
@@ -320,6 +337,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--k", default="2,5", help="cut-offs, comma-separated")
     p.add_argument("--out", help="write the results JSON here")
     p.add_argument("--limit", type=int, default=None, help="only the first N questions")
+    p.add_argument(
+        "--dataset",
+        choices=["musique", "sec10q"],
+        default=None,
+        help="question format (default: sec10q for .csv, else musique)",
+    )
     p.add_argument("--embeddings", default="local", help="the embeddings the index was built with")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=cmd_eval)

@@ -62,6 +62,7 @@ def render_path(kg: KnowledgeGraph | None, path: GraphPath) -> str:
 
 
 # ------------------------------------------------------------------------------------------ context
+PATHS_HEADER = "-----Paths (X -[TYPE]-> Y and Y <-[TYPE]- X both mean: X is the source, Y the target)-----"
 RELATION_COLUMNS = ("id", "source", "target", "description", "relation_type", "weight", "rank")
 ENTITY_COLUMNS = ("id", "entity", "type", "description", "rank")
 _DESC_STEPS = (None, 48, 24, 12, 6, 0)
@@ -101,7 +102,7 @@ def _fit_lines(lines: list[str], budget: int) -> tuple[list[str], int]:
 def _relations_lines(result: RetrievalResult, kg: KnowledgeGraph | None, desc_limit: int | None, p) -> list[str]:
     lines = []
     if result.paths:
-        lines.append("-----Paths (source -[RELATION_TYPE]-> target)-----")
+        lines.append(PATHS_HEADER)
         lines += [render_path(kg, path) for path in result.paths[: p.max_paths]]
     if result.relations:
         lines.append("-----Relationships-----")

@@ -68,7 +68,11 @@ def make_embeddings(spec: str = "local") -> Any:
             obj = getattr(importlib.import_module(kind), arg)
         except (ImportError, AttributeError) as exc:
             raise ConfigurationError(f"cannot import embeddings {spec!r}: {exc}") from exc
-        return obj() if callable(obj) and not hasattr(obj, "embed_documents") else obj
+        if isinstance(obj, type) or (callable(obj) and not hasattr(obj, "embed_documents")):
+            obj = obj()  # a class or factory
+        if not hasattr(obj, "embed_documents") or not hasattr(obj, "embed_query"):
+            raise ConfigurationError(f"{spec!r} is not a LangChain Embeddings (needs embed_documents/embed_query)")
+        return obj
     raise ConfigurationError(f"unknown embeddings {spec!r}: use local, openai[:MODEL], fake[:DIM] or module:attr")
 
 

@@ -33,6 +33,10 @@ class QueryParams:
     exclude_entities: tuple[str, ...] = ()
     """Entity names never used (not as seeds, not in the expanded subgraph)."""
 
+    lexical_weight: float = 0.1
+    """Weight of BM25 term matching (normalised to [0, 1] per query) added to each chunk's cosine similarity
+    to form its query relevance; exact figures, codes and rare names are where embeddings are weakest."""
+
     # --- 3. subgraph exploration --------------------------------------------------------------------
     strategy: str = "chain"
     """Scoring strategy by name: ``chain`` (evidence chains over shared entities), ``frequency`` (seed 003),
@@ -172,6 +176,7 @@ PRESETS: dict[str, QueryParams] = {
         top_k_chunks=5,
         fill_with_dense=False,
         use_synonyms=False,
+        lexical_weight=0.0,
     ),
     # The recommended default: measured by the evaluation harness (see evaluation/).
     "default": QueryParams(),

@@ -158,3 +158,22 @@ def test_index_musique_with_cli(tmp_path, capsys):
     assert code == 0
     stats = json.loads(run(capsys, "stats", str(tmp_path / "m"), "--json")[1])
     assert stats["chunks"] == 1890 and stats["skipped"]["wrong_arity"] == 185
+
+
+def test_index_docs_without_extraction(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text("# Policy\nDirective 2023-07 supersedes Directive 2019-03.")
+    code, out, _ = run(
+        capsys,
+        "index",
+        "--docs",
+        str(tmp_path / "docs"),
+        "--no-extract",
+        "--out",
+        str(tmp_path / "idx"),
+        "--embeddings",
+        "fake:16",
+        "-q",
+    )
+    assert code == 0 and "indexed 1 chunks, 0 entities" in out

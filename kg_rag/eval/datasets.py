@@ -21,6 +21,9 @@ class EvalQuestion:
     group: str = "all"
     """Breakdown key, e.g. ``2hop`` / ``3hop`` / ``4hop`` for MuSiQue."""
     gold_entities: list[str] = field(default_factory=list)
+    """Bridge entities of the gold reasoning chain (intermediate answers), for Graph Connection F1."""
+    gold_docs: list[str] = field(default_factory=list)
+    """Document ids of the gold evidence, for Graph Doc F1."""
     numeric_answer: float | None = None
 
 
@@ -30,13 +33,15 @@ def hop_group(question_id: str) -> str:
     return f"{m.group(1)}hop" if m else "other"
 
 
-def load_musique_questions(path: str | Path, kg: KnowledgeGraph, *, limit: int | None = None) -> list[EvalQuestion]:
+def load_musique_questions(
+    path: str | Path | list[dict[str, Any]], kg: KnowledgeGraph, *, limit: int | None = None
+) -> list[EvalQuestion]:
     """Read ``[{id, question, answer, answer_aliases, paragraphs: [{paragraph_text, is_supporting}]}]``.
 
     Gold passages are matched to chunks by exact text (titles repeat in MuSiQue). A supporting passage that
     is not in the index raises ``ValueError`` naming the question, since its recall would silently be 0.
     """
-    data: Any = read_json(path)
+    data: Any = path if isinstance(path, list) else read_json(path)
     if not isinstance(data, list):
         raise ValueError(f"{path}: expected a list of questions")
     by_text: dict[str, str] = {}
@@ -57,5 +62,76 @@ def load_musique_questions(path: str | Path, kg: KnowledgeGraph, *, limit: int |
                     raise ValueError(f"{path}: question {qid}: a supporting passage is not in the index")
                 gold.append(cid)
         answers = [str(item.get("answer", ""))] + [str(a) for a in item.get("answer_aliases") or []]
-        out.append(EvalQuestion(qid, str(item["question"]), [a for a in answers if a.strip()], gold, hop_group(qid)))
+        steps = item.get("question_decomposition") or []
+        bridges = [str(st.get("answer", "")) for st in steps[:-1] if isinstance(st, dict) and st.get("answer")]
+        out.append(
+            EvalQuestion(
+                qid,
+                str(item["question"]),
+                [a for a in answers if a.strip()],
+                gold,
+                hop_group(qid),
+                gold_entities=bridges,
+                gold_docs=list(dict.fromkeys(kg.chunks[c].doc_id for c in gold)),
+            )
+        )
     return out
+
+
+def load_sec10q_questions(path: str | Path, kg: KnowledgeGraph, *, limit: int | None = None) -> list[EvalQuestion]:
+    """The seed's SEC 10-Q benchmark: ``questions.csv`` with ``New Question`` / numeric ``New Answer``.
+
+    There is no passage-level gold, so recall is undefined (reported as missing); answer-in-context checks
+    the number, and ``Source Docs`` patterns (``*2023 Q3 AAPL*``) give the gold documents for Doc F1.
+    """
+    import csv
+    import fnmatch
+
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"{p}: no such file")
+    with p.open(encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    need = {"New Question", "New Answer", "Source Docs"}
+    if not rows or not need <= set(rows[0]):
+        raise ValueError(f"{p}: expected columns {', '.join(sorted(need))}")
+    docs = kg.documents()
+    out = []
+    for i, row in enumerate(rows[:limit] if limit else rows):
+        try:
+            number = float(str(row["New Answer"]).replace(",", "").strip())
+        except ValueError:
+            number = None
+        pattern = str(row["Source Docs"]).strip().replace(" ", "_").lower()
+        gold_docs = [d for d in docs if fnmatch.fnmatch(d.lower(), pattern if "*" in pattern else f"*{pattern}*")]
+        out.append(
+            EvalQuestion(
+                f"sec10q-{i:03d}",
+                str(row["New Question"]),
+                [str(row["New Answer"]).strip()],
+                [],
+                str(row.get("Question Type") or "all"),
+                gold_docs=gold_docs,
+                numeric_answer=number,
+            )
+        )
+    return out
+
+
+def musique_slice(
+    corpus: str | Path, openie: str | Path, questions: str | Path, n: int
+) -> tuple[KnowledgeGraph, list[dict[str, Any]]]:
+    """A small, self-consistent slice of MuSiQue: the first ``n`` questions and only the passages they list.
+
+    Used by the notebook and tests to exercise the whole harness in seconds. The slice corpus is far
+    smaller than the full one, so its numbers are not comparable with full-corpus results.
+    """
+    from kg_rag.ingest.openie import import_openie
+
+    qs = read_json(questions)[:n]
+    wanted = {p["paragraph_text"] for q in qs for p in q.get("paragraphs", [])}
+    passages = [p for p in read_json(corpus) if p.get("text") in wanted]
+    docs = [d for d in read_json(openie)["docs"] if d.get("text") in wanted]
+    kg = KnowledgeGraph()
+    import_openie(kg, {"docs": docs}, passages)
+    return kg, qs

@@ -7,21 +7,18 @@ and the same query embedding; the embedding is computed once, outside the timed 
 from __future__ import annotations
 
 import json
-import re
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from kg_rag.index import GraphIndex
+from kg_rag.lexical import BM25Index
 from kg_rag.params import get_preset
 
 Ranker = Callable[[str, np.ndarray, int], list[str]]
-_TOKEN = re.compile(r"\w+", re.UNICODE)
 
 
 @dataclass
@@ -64,41 +61,6 @@ def load_method_specs(folder: str | Path | None) -> dict[str, MethodSpec]:
             spec = MethodSpec.from_file(path)
             specs[spec.name] = spec
     return specs
-
-
-class BM25Index:
-    """Okapi BM25 over chunk texts with a sparse term matrix (no per-query loop over the corpus)."""
-
-    def __init__(self, texts: list[str], k1: float = 1.5, b: float = 0.75) -> None:
-        vocab: dict[str, int] = {}
-        rows, cols, vals = [], [], []
-        lengths = np.zeros(len(texts), dtype=np.float32)
-        for i, text in enumerate(texts):
-            counts = Counter(_TOKEN.findall(text.lower()))
-            lengths[i] = sum(counts.values())
-            for tok, n in counts.items():
-                rows.append(i)
-                cols.append(vocab.setdefault(tok, len(vocab)))
-                vals.append(n)
-        self.vocab = vocab
-        tf = sp.csr_matrix((np.asarray(vals, np.float32), (rows, cols)), shape=(len(texts), len(vocab)))
-        df = np.bincount(np.asarray(cols, dtype=np.int64), minlength=len(vocab)).astype(np.float32)
-        n = max(len(texts), 1)
-        self.idf = np.log(1.0 + (n - df + 0.5) / (df + 0.5)).astype(np.float32)
-        avg = float(lengths.mean()) if len(texts) else 1.0
-        tf = tf.tocoo()
-        norm = k1 * (1 - b + b * lengths[tf.row] / max(avg, 1e-9))
-        weight = tf.data * (k1 + 1) / (tf.data + norm)
-        self.matrix = sp.csc_matrix((weight.astype(np.float32), (tf.row, tf.col)), shape=tf.shape)
-
-    def scores(self, query: str) -> np.ndarray:
-        ids = [self.vocab[t] for t in _TOKEN.findall(query.lower()) if t in self.vocab]
-        if not ids:
-            return np.zeros(self.matrix.shape[0], dtype=np.float32)
-        counts = Counter(ids)
-        cols = np.fromiter(counts.keys(), dtype=np.int64)
-        q = self.idf[cols] * np.fromiter(counts.values(), dtype=np.float32)
-        return np.asarray(self.matrix[:, cols] @ q).ravel()
 
 
 def _top(scores: np.ndarray, ids: list[str], k: int) -> list[str]:

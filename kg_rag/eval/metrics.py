@@ -59,3 +59,35 @@ def f1(prediction: str, answers: Sequence[str]) -> float:
 
 def percentile(values: Sequence[float], q: float) -> float:
     return float(np.percentile(np.asarray(values, dtype=np.float64), q)) if len(values) else float("nan")
+
+
+_NUMBER = re.compile(r"(?<![\w.])[-+]?\$?\(?\d[\d,]*(?:\.\d+)?")
+
+
+def numbers_in(text: str) -> list[float]:
+    """Numbers written in ``text`` (thousands separators, ``$`` and accounting parentheses allowed)."""
+    out = []
+    for raw in _NUMBER.findall(text):
+        cleaned = raw.replace(",", "").replace("$", "").replace("(", "").replace("+", "")
+        try:
+            out.append(float(cleaned))
+        except ValueError:
+            continue
+    return out
+
+
+def numeric_answer_in_text(answer: float, text: str, rel_tol: float = 1e-6) -> bool:
+    """True when the number ``answer`` (or its negative, for accounting notation) is written in ``text``."""
+    target = abs(float(answer))
+    return any(abs(abs(x) - target) <= rel_tol * max(1.0, target) for x in numbers_in(text))
+
+
+def set_f1(predicted: set[str], gold: set[str]) -> tuple[float, float, float]:
+    """Precision, recall and F1 of two sets (all 0 when either is empty)."""
+    if not predicted or not gold:
+        return 0.0, 0.0, 0.0
+    hit = len(predicted & gold)
+    if not hit:
+        return 0.0, 0.0, 0.0
+    p, r = hit / len(predicted), hit / len(gold)
+    return p, r, 2 * p * r / (p + r)

@@ -56,19 +56,49 @@ def load_documents(path: str | Path, *, recursive: bool = True) -> list[Document
 
 
 def _load_pdf(file: Path, doc_id: str) -> list[Document]:
-    from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
+    """One Document per page with text. An unreadable file raises ``ValueError`` naming it; a page whose
+    text cannot be extracted (pypdf limits, broken content streams) is skipped with a warning."""
+    from pypdf.errors import LimitReachedError
 
     try:
-        reader = PdfReader(str(file))
-        pages = [(i + 1, page.extract_text() or "") for i, page in enumerate(reader.pages)]
-    except (PdfReadError, OSError, ValueError) as exc:
-        raise ValueError(f"{file}: cannot read PDF ({exc})") from exc
+        pages = _pdf_pages(file)
+    except LimitReachedError:
+        # pypdf's parsing limits guard against hostile files; large real filings (e.g. 10-Qs with huge
+        # arrays) can exceed them, so retry once with raised limits.
+        logger.warning("%s: pypdf safety limit reached; retrying with raised limits", file)
+        try:
+            from pypdf._configuration import apply_configuration
+        except ImportError as exc:  # older pypdf: no per-call limits
+            raise ValueError(f"{file}: PDF exceeds pypdf's parsing limits") from exc
+        with apply_configuration(array_maximum_element_count=20_000_000, dictionary_maximum_element_count=2_000_000):
+            pages = _pdf_pages(file)
     return [
         Document(page_content=text, metadata={"doc_id": doc_id, "source": str(file), "page": page})
         for page, text in pages
         if text.strip()
     ]
+
+
+def _pdf_pages(file: Path) -> list[tuple[int, str]]:
+    from pypdf import PdfReader
+    from pypdf.errors import LimitReachedError, PyPdfError
+
+    try:
+        reader = PdfReader(str(file))
+        n_pages = len(reader.pages)
+    except LimitReachedError:
+        raise
+    except (PyPdfError, OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"{file}: cannot read PDF ({type(exc).__name__}: {exc})") from exc
+    pages = []
+    for i in range(n_pages):
+        try:
+            pages.append((i + 1, reader.pages[i].extract_text() or ""))
+        except LimitReachedError:
+            raise
+        except Exception as exc:  # pypdf raises many types on odd pages; one page must not sink the file
+            logger.warning("%s: skipping page %d (%s: %s)", file, i + 1, type(exc).__name__, exc)
+    return pages
 
 
 def chunk_id_for(doc_id: str, index: int, text: str) -> str:

@@ -133,11 +133,17 @@ class GraphRetrieverEngine:
             if len(index.chunks)
             else np.zeros(cg.n_chunks, dtype=np.float32)
         )
+        relevance = chunk_dense
+        if p.lexical_weight > 0 and cg.n_chunks:
+            lexical = _bm25(index, cg).scores(query_text)
+            top = float(lexical.max()) if lexical.size else 0.0
+            if top > 0:
+                relevance = chunk_dense + p.lexical_weight * (lexical / top).astype(np.float32)
         t_expand = time.perf_counter()
 
         strategy = get_strategy(p.strategy)
-        out = strategy.score(ScoringInput(cg, p, seeds, expansion, mask, node_sim, chunk_dense, blocked))
-        chunk_rows = _top_chunks(out.chunk_scores, chunk_dense, p)
+        out = strategy.score(ScoringInput(cg, p, seeds, expansion, mask, node_sim, relevance, blocked))
+        chunk_rows = _top_chunks(out.chunk_scores, relevance, p)
         t_score = time.perf_counter()
 
         entities = self._entities(index, cg, out.node_scores, seeds, node_sim, p, blocked)
@@ -218,6 +224,22 @@ class GraphRetrieverEngine:
                 )
             )
         return result
+
+
+def _bm25(index: GraphIndex, cg: CompiledGraph):
+    """BM25 over the snapshot's chunks (title + text), built once per compiled graph."""
+    bm = cg.derived.get("bm25")
+    if bm is None:
+        from kg_rag.index import chunk_text
+        from kg_rag.lexical import BM25Index
+
+        with cg.derived_lock:
+            bm = cg.derived.get("bm25")
+            if bm is None:
+                chunks = index.kg.chunks
+                bm = BM25Index([chunk_text(chunks[c]) if c in chunks else "" for c in cg.chunk_ids])
+                cg.derived["bm25"] = bm
+    return bm
 
 
 def validate_query(query: Any) -> str:

@@ -30,7 +30,7 @@ class ScoringInput:
     node_sim: np.ndarray
     """Cosine similarity of every entity to the query (computed only where needed; 0 elsewhere)."""
     chunk_dense: np.ndarray
-    """Cosine similarity of every chunk to the query."""
+    """Query relevance of every chunk: cosine similarity, plus ``lexical_weight`` * normalised BM25."""
     node_blocked: np.ndarray | None = None
 
 

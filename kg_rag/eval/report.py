@@ -1,0 +1,68 @@
+"""Markdown tables from an evaluation results file: ``python -m kg_rag.eval.report R.json``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def _pct(value: Any) -> str:
+    return "–" if not isinstance(value, (int, float)) or value != value else f"{100 * value:.1f}"
+
+
+def markdown_tables(report: dict[str, Any]) -> str:
+    ks = report.get("k", [2, 5])
+    kmax = max(ks)
+    methods = report["methods"]
+    extra = [
+        key
+        for key in (f"graph_doc_f1@{kmax}", f"graph_connection_f1@{kmax}")
+        if any(m.get(key) is not None for m in methods.values())
+    ]
+    head = ["method"] + [f"R@{k}" for k in ks] + [f"answer-in-context@{kmax}", "MRR", "p50 ms", "p95 ms"]
+    head += [key.replace("_", " ") for key in extra]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, m in methods.items():
+        row = [f"`{name}`"] + [_pct(m.get(f"recall@{k}")) for k in ks]
+        mrr = m.get("mrr")
+        row += [
+            _pct(m.get(f"answer_in_context@{kmax}")),
+            "–" if mrr is None else f"{mrr:.3f}",
+            f"{m.get('latency_ms_p50', float('nan')):.2f}",
+            f"{m.get('latency_ms_p95', float('nan')):.2f}",
+        ]
+        row += [_pct(m.get(key)) for key in extra]
+        lines.append("| " + " | ".join(row) + " |")
+    groups = sorted({g for m in methods.values() for g in m.get("by_group", {})})
+    if groups:
+        metric = (
+            f"recall@{kmax}"
+            if any(m.get(f"recall@{kmax}") is not None for m in methods.values())
+            else f"answer_in_context@{kmax}"
+        )
+        lines += ["", f"{metric} by group (questions per group in brackets):", ""]
+        counts = {
+            g: next(m["by_group"][g]["questions"] for m in methods.values() if g in m.get("by_group", {}))
+            for g in groups
+        }
+        head = ["method"] + [f"{g} ({counts[g]})" for g in groups]
+        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for name, m in methods.items():
+            row = [f"`{name}`"] + [_pct(m.get("by_group", {}).get(g, {}).get(metric)) for g in groups]
+            lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = argv if argv is not None else sys.argv[1:]
+    if len(args) != 1:
+        print("usage: python -m kg_rag.eval.report R.json", file=sys.stderr)
+        return 2
+    print(markdown_tables(json.loads(Path(args[0]).read_text(encoding="utf-8"))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
