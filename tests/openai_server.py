@@ -49,6 +49,13 @@ class FakeOpenAI:
     def reply(self, body: dict[str, Any]) -> dict[str, Any]:
         messages = body.get("messages", [])
         if body.get("response_format"):
+            schema = body["response_format"].get("json_schema", {}).get("name", "")
+            if schema == "ReasonedAnswer":
+                context = "\n".join(str(m.get("content", "")) for m in messages if m.get("role") == "user")
+                edges = edges_in(context)
+                reasoning = f"The context says {edges[0]}." if edges else "Nothing relevant."
+                answer = edges[0].split("-[")[-1].split("]-> ")[-1] if edges else "unknown"
+                return {"role": "assistant", "content": json.dumps({"reasoning": reasoning, "answer": answer})}
             return {"role": "assistant", "content": json.dumps(self.extraction(messages))}
         if body.get("tools"):
             return self.agent_turn(messages, [t["function"]["name"] for t in body["tools"]])
