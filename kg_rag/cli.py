@@ -256,6 +256,29 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------- bench
+def cmd_bench(args: argparse.Namespace) -> int:
+    from kg_rag.bench import run_benchmark
+
+    if args.entities < 2 or args.edges < 1 or args.queries < 1:
+        raise CLIError("--entities must be >= 2, --edges >= 1, --queries >= 1")
+    strategies = tuple(s.strip() for s in args.strategies.split(",") if s.strip())
+    result = run_benchmark(
+        args.entities,
+        args.edges,
+        n_queries=args.queries,
+        dim=args.dim,
+        strategies=strategies,
+        seed003_queries=args.seed003_queries,
+    )
+    if args.json:
+        print(json.dumps(result, indent=1))
+    else:
+        for key, value in result.items():
+            print(f"{key:36s} {value}")
+    return 0
+
+
 # --------------------------------------------------------------------------- demo
 def _print_answer_or_context(retriever: Any, question: str, result: Any, llm: Any) -> None:
     if llm is None:
@@ -387,6 +410,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--embeddings", default="local", help="the embeddings the index was built with")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("bench", help="speed/memory benchmark on a synthetic graph, vs the seed-003 algorithm")
+    p.add_argument("--entities", type=int, default=10_000)
+    p.add_argument("--edges", type=int, default=100_000)
+    p.add_argument("--queries", type=int, default=50)
+    p.add_argument("--dim", type=int, default=384, help="embedding dimension of the random vectors")
+    p.add_argument("--strategies", default="chain,frequency,path,ppr", help="first one is the reported preset")
+    p.add_argument("--seed003-queries", type=int, default=None, help="time the slow reference on fewer queries")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("demo", help="write, index and query the demo corpus (answers when a chat model is set)")
     p.add_argument("--out", help="where to write the demo corpus and index (default: a temporary folder)")

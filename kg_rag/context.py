@@ -47,8 +47,11 @@ def render_path(kg: KnowledgeGraph | None, path: GraphPath) -> str:
     """``A -[T1]-> B <-[T2]- C``: each step shows its stored direction (``<-[T]-`` when walked backwards)."""
 
     def name(key: str) -> str:
-        if kg is not None and key in kg.graph:
-            return quote_name(kg.graph.nodes[key]["name"])
+        if kg is not None:
+            try:
+                return quote_name(kg.graph.nodes[key]["name"])
+            except KeyError:  # removed by a concurrent edit: fall back to the key
+                pass
         return quote_name(key)
 
     parts = [name(path.start)]

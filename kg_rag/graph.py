@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import sys
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -114,6 +115,22 @@ class Relation:
     @property
     def evidence_quote(self) -> str | None:
         return next((e.quote for e in self.evidence if e.quote), None)
+
+
+_EVIDENCE_FIELDS = ("chunk_id", "doc_id", "quote", "confidence", "description", "weight")
+
+
+def _evidence_record(ev: dict[str, Any]) -> dict[str, Any]:
+    """A validated evidence dict (the fields of :class:`Evidence`, ids interned to share memory)."""
+    unknown = set(ev) - set(_EVIDENCE_FIELDS)
+    if unknown:
+        raise TypeError(f"unknown evidence field(s): {', '.join(sorted(unknown))}")
+    out = {f: ev.get(f) for f in _EVIDENCE_FIELDS}
+    out["weight"] = float(1.0 if out["weight"] is None else out["weight"])
+    for f in ("chunk_id", "doc_id"):
+        if out[f] is not None:
+            out[f] = sys.intern(str(out[f]))
+    return out
 
 
 def relation_id(source_key: str, target_key: str, relation_type: str, predicate: str | None) -> str:
@@ -457,7 +474,8 @@ class KnowledgeGraph:
             if u not in kg.graph or v not in kg.graph:
                 raise KeyError(f"relation {r.get('id')!r} refers to an unknown entity")
             attrs = {k: val for k, val in r.items() if k not in ("source", "target")}
-            attrs["evidence"] = [dict(Evidence(**ev).__dict__) for ev in attrs.get("evidence", [])]
+            attrs["evidence"] = [_evidence_record(ev) for ev in attrs.get("evidence", [])]
+            attrs["relation_type"] = sys.intern(str(attrs.get("relation_type", RELATED)))
             kg.graph.add_edge(u, v, key=attrs["id"], **attrs)
             kg._edge_index[attrs["id"]] = (u, v)
         return kg

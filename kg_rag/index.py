@@ -51,6 +51,38 @@ def chunk_text(chunk: Chunk) -> str:
 
 
 _FAISS_CONFIGURED = False
+EXACT_MAX_ROWS = int(os.environ.get("KG_RAG_EXACT_MAX_ROWS", "50000"))
+"""Vector tables up to this many rows are searched exactly; larger ones through an inverted-file index."""
+PQ_MIN_ROWS = int(os.environ.get("KG_RAG_PQ_MIN_ROWS", "400000"))
+"""From this many rows the inverted file stores product-quantised codes instead of full vectors."""
+IVF_NPROBE = int(os.environ.get("KG_RAG_IVF_NPROBE", "32"))
+
+
+def build_faiss_index(vectors: np.ndarray) -> Any:
+    """Exact or inverted-file inner-product index for ``vectors`` (see :meth:`VectorTable.faiss_index`)."""
+    import faiss
+
+    _configure_faiss_threads(faiss)
+    n = int(vectors.shape[0])
+    d = max(int(vectors.shape[1]) if vectors.ndim == 2 else 0, 1)
+    if n <= EXACT_MAX_ROWS:
+        index = faiss.IndexFlatIP(d)
+        if n:
+            index.add(np.ascontiguousarray(vectors, dtype=np.float32))
+        return index
+    nlist = int(min(2048, max(128, np.sqrt(n))))
+    quantizer = faiss.IndexFlatIP(d)
+    if n >= PQ_MIN_ROWS and d % 8 == 0:
+        index = faiss.IndexIVFPQ(quantizer, d, nlist, d // 8, 8, faiss.METRIC_INNER_PRODUCT)
+    else:
+        index = faiss.IndexIVFFlat(quantizer, d, nlist, faiss.METRIC_INNER_PRODUCT)
+    rng = np.random.default_rng(0)
+    sample = np.sort(rng.choice(n, size=min(n, 40 * nlist), replace=False))
+    index.train(np.ascontiguousarray(vectors[sample], dtype=np.float32))
+    for start in range(0, n, 100_000):
+        index.add(np.ascontiguousarray(vectors[start : start + 100_000], dtype=np.float32))
+    index.nprobe = IVF_NPROBE
+    return index
 
 
 def _configure_faiss_threads(faiss: Any) -> None:
@@ -90,27 +122,53 @@ class VectorTable:
     def dim(self) -> int:
         return int(self.vectors.shape[1]) if self.vectors.ndim == 2 else 0
 
+    @property
+    def exact(self) -> bool:
+        """Exact search (``IndexFlatIP``) up to ``EXACT_MAX_ROWS`` rows; an inverted-file index above."""
+        return len(self) <= EXACT_MAX_ROWS
+
     def faiss_index(self) -> Any:
-        """Exact inner-product FAISS index (cosine on normalised rows), built on first use."""
+        """The FAISS index over the rows (cosine on normalised rows), built on first use.
+
+        Up to ``EXACT_MAX_ROWS`` rows: exact ``IndexFlatIP``. Above: ``IndexIVFFlat`` (``IndexIVFPQ`` from
+        ``PQ_MIN_ROWS`` rows, 8-bit codes of dim/8 sub-vectors), ``nprobe`` = ``IVF_NPROBE``; candidates are
+        re-scored exactly against the stored vectors, so returned scores are true cosine similarities.
+        """
         if self._faiss is None:
             with self._lock:
                 if self._faiss is None:
-                    import faiss
-
-                    _configure_faiss_threads(faiss)
-
-                    index = faiss.IndexFlatIP(max(self.dim, 1))
-                    if len(self):
-                        index.add(np.ascontiguousarray(self.vectors, dtype=np.float32))
-                    self._faiss = index
+                    self._faiss = build_faiss_index(self.vectors)
         return self._faiss
+
+    def set_faiss_index(self, index: Any) -> None:
+        """Attach a prebuilt index (loaded from disk); it must cover every row."""
+        if index.ntotal != len(self) or (len(self) and index.d != self.dim):
+            raise ValueError(
+                f"FAISS index has {index.ntotal} rows of dim {index.d}, the table {len(self)} x {self.dim}"
+            )
+        self._faiss = index
 
     def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Top-``k`` rows per query: ``(scores, row positions)``; missing slots are ``-1``."""
         if k <= 0 or not len(self):
             n = queries.shape[0]
             return np.zeros((n, 0), np.float32), np.zeros((n, 0), np.int64)
-        return self.faiss_index().search(np.ascontiguousarray(queries, dtype=np.float32), min(k, len(self)))
+        q = np.ascontiguousarray(queries, dtype=np.float32)
+        k = min(k, len(self))
+        if self.exact:
+            return self.faiss_index().search(q, k)
+        _, cand = self.faiss_index().search(q, min(len(self), max(4 * k, 32)))
+        scores = np.full((q.shape[0], k), -np.inf, dtype=np.float32)
+        rows = np.full((q.shape[0], k), -1, dtype=np.int64)
+        for i in range(q.shape[0]):
+            c = cand[i][cand[i] >= 0]
+            if c.size == 0:
+                continue
+            exact = np.asarray(self.vectors[np.sort(c)] @ q[i], dtype=np.float32)
+            order = np.argsort(-exact, kind="stable")[:k]
+            scores[i, : order.size] = exact[order]
+            rows[i, : order.size] = np.sort(c)[order]
+        return scores, rows
 
     @classmethod
     def empty(cls, dim: int = 0) -> VectorTable:

@@ -49,6 +49,8 @@ class QueryParams:
     """Allow-list of relation types to traverse (``None`` = all)."""
     exclude_edge_types: tuple[str, ...] = ()
     """Deny-list of relation types."""
+    max_frontier: int = 2000
+    """Most new nodes kept per hop (best path score first); bounds work around hub entities."""
     use_synonyms: bool = True
     """Traverse ``SYNONYM_OF`` links added by entity resolution."""
     node_freq_weight: float = 0.4
@@ -118,7 +120,15 @@ class QueryParams:
                 problems.append(msg)
 
         check(-1.0 <= self.similarity_threshold <= 1.0, "similarity_threshold must be in [-1, 1]")
-        for name in ("top_k_nodes", "top_k_facts", "max_hops", "max_paths", "max_relations", "history_turns"):
+        for name in (
+            "top_k_nodes",
+            "top_k_facts",
+            "max_hops",
+            "max_paths",
+            "max_relations",
+            "history_turns",
+            "max_frontier",
+        ):
             check(isinstance(getattr(self, name), int) and getattr(self, name) >= 0, f"{name} must be an integer >= 0")
         check(isinstance(self.top_k_chunks, int) and self.top_k_chunks >= 1, "top_k_chunks must be an integer >= 1")
         check(self.ppr_iterations >= 1, "ppr_iterations must be >= 1")

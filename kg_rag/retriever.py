@@ -8,6 +8,7 @@ exposes the full result (formatted context, paths, relations) for answer nodes a
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -122,7 +123,10 @@ class EntityBasedKGRAG(BaseRetriever):
         text = fold_history(validate_query(query), history, p.history_turns)
         index, cg = self._engine.snapshot()
         try:
-            raw = await self.embeddings.aembed_query(text[:MAX_QUERY_CHARS])
+            if hasattr(self.embeddings, "aembed_query"):
+                raw = await self.embeddings.aembed_query(text[:MAX_QUERY_CHARS])
+            else:  # a duck-typed embeddings object without async: run it off the event loop
+                raw = await asyncio.to_thread(self.embeddings.embed_query, text[:MAX_QUERY_CHARS])
         except Exception as exc:
             raise ValueError(f"embedding model failed on the query: {type(exc).__name__}: {exc}") from exc
         q = normalise_rows(_as_matrix([raw], 1, model_id(self.embeddings)))

@@ -46,6 +46,17 @@ class GraphStore(Protocol):
 
     def save(self, index: GraphIndex) -> None: ...
 
+    def _check_file(self, gen_dir: Path, files: dict[str, Any], name: str) -> None:
+        path = gen_dir / name
+        if name not in files:
+            raise IndexFormatError(gen_dir / "manifest.json", f"manifest does not list {name}")
+        if not path.is_file():
+            raise IndexFormatError(path, "file is missing")
+        if path.stat().st_size != files[name].get("bytes"):
+            raise IndexFormatError(path, "size differs from the manifest (truncated or modified)")
+        if self.verify and _sha256(path) != files[name].get("sha256"):
+            raise IndexFormatError(path, "sha256 differs from the manifest (corrupt or modified)")
+
     def load(self) -> GraphIndex: ...
 
     def exists(self) -> bool: ...
@@ -103,6 +114,32 @@ def _write_npy(path: Path, array: np.ndarray) -> None:
         os.fsync(fh.fileno())
 
 
+def _write_faiss(path: Path, index: Any) -> None:
+    import faiss
+
+    faiss.write_index(index, str(path))
+    with open(path, "rb+") as fh:
+        os.fsync(fh.fileno())
+
+
+def _read_faiss(path: Path) -> Any:
+    import faiss
+
+    from kg_rag.index import IVF_NPROBE
+
+    try:
+        index = faiss.read_index(str(path))
+    except RuntimeError as exc:
+        raise IndexFormatError(path, f"not a valid FAISS index ({str(exc).splitlines()[0]})") from exc
+    if hasattr(index, "nprobe"):
+        index.nprobe = IVF_NPROBE
+    return index
+
+
+MMAP_MIN_BYTES = 64 << 20
+"""Vector files at least this large are memory-mapped rather than read into memory."""
+
+
 def _sha256(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:
@@ -141,7 +178,8 @@ def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
 
 def _read_npy(path: Path) -> np.ndarray:
     try:
-        array = np.load(path, allow_pickle=False)
+        big = path.stat().st_size >= MMAP_MIN_BYTES
+        array = np.load(path, allow_pickle=False, mmap_mode="r" if big else None)
     except FileNotFoundError as exc:
         raise IndexFormatError(path, "file is missing") from exc
     except (ValueError, OSError, EOFError) as exc:
@@ -191,6 +229,8 @@ class DirectoryStore:
                 table: VectorTable = getattr(index, name)
                 _write_npy(tmp_dir / f"{name}.npy", table.vectors)
                 _write_json(tmp_dir / f"{name}.ids.json", {"ids": table.ids, "hashes": table.hashes})
+                if not table.exact:  # large tables: persist the trained inverted-file index too
+                    _write_faiss(tmp_dir / f"{name}.faiss", table.faiss_index())
             files = {p.name: {"sha256": _sha256(p), "bytes": p.stat().st_size} for p in sorted(tmp_dir.iterdir())}
             manifest = {
                 "format": FORMAT,
@@ -257,6 +297,17 @@ class DirectoryStore:
         self._check_version(gen_dir / "manifest.json", manifest.get("schema_version"))
         return manifest
 
+    def _check_file(self, gen_dir: Path, files: dict[str, Any], name: str) -> None:
+        path = gen_dir / name
+        if name not in files:
+            raise IndexFormatError(gen_dir / "manifest.json", f"manifest does not list {name}")
+        if not path.is_file():
+            raise IndexFormatError(path, "file is missing")
+        if path.stat().st_size != files[name].get("bytes"):
+            raise IndexFormatError(path, "size differs from the manifest (truncated or modified)")
+        if self.verify and _sha256(path) != files[name].get("sha256"):
+            raise IndexFormatError(path, "sha256 differs from the manifest (corrupt or modified)")
+
     def load(self) -> GraphIndex:
         gen_dir = self._generation()
         manifest = self.manifest()
@@ -264,16 +315,9 @@ class DirectoryStore:
         expected = {"chunks.jsonl", "entities.jsonl", "relations.jsonl", "ingest_report.json"}
         expected |= {f"{n}.npy" for n in VECTOR_TABLES} | {f"{n}.ids.json" for n in VECTOR_TABLES}
         for name in sorted(expected):
-            path = gen_dir / name
-            if name not in files:
-                raise IndexFormatError(gen_dir / "manifest.json", f"manifest does not list {name}")
-            if not path.is_file():
-                raise IndexFormatError(path, "file is missing")
-            if path.stat().st_size != files[name].get("bytes"):
-                raise IndexFormatError(path, "size differs from the manifest (truncated or modified)")
-            if self.verify and _sha256(path) != files[name].get("sha256"):
-                raise IndexFormatError(path, "sha256 differs from the manifest (corrupt or modified)")
-        unexpected = sorted(p.name for p in gen_dir.iterdir() if p.name not in expected | {"manifest.json"})
+            self._check_file(gen_dir, files, name)
+        optional = {f"{n}.faiss" for n in VECTOR_TABLES}
+        unexpected = sorted(p.name for p in gen_dir.iterdir() if p.name not in expected | optional | {"manifest.json"})
         if unexpected:
             logger.warning("%s: ignoring files not written by kg-rag: %s", gen_dir, ", ".join(unexpected))
         try:
@@ -303,6 +347,15 @@ class DirectoryStore:
                 if isinstance(exc, IndexFormatError):
                     raise
                 raise IndexFormatError(gen_dir / f"{name}.npy", str(exc)) from exc
+            faiss_file = gen_dir / f"{name}.faiss"
+            if faiss_file.name in files:
+                self._check_file(gen_dir, files, faiss_file.name)
+                try:
+                    tables[name].set_faiss_index(_read_faiss(faiss_file))
+                except ValueError as exc:
+                    if isinstance(exc, IndexFormatError):
+                        raise
+                    raise IndexFormatError(faiss_file, str(exc)) from exc
         report = IngestReport.from_dict(_read_json(gen_dir / "ingest_report.json"))
         emb = manifest.get("embedding") or {}
         return GraphIndex(

@@ -77,9 +77,19 @@ def get_encoding(name: str = ENCODING_NAME):
 
 
 def count_tokens(text: str, encoding: str = ENCODING_NAME) -> int:
-    """Number of tokens in ``text`` (special-token text is counted as plain text, never rejected)."""
+    """Number of tokens in ``text`` (special-token text is counted as plain text, never rejected).
+
+    Short strings (context lines are counted repeatedly while a budget is fitted) are memoised.
+    """
     if not text:
         return 0
+    if len(text) <= 2048:
+        return _count_cached(text, encoding)
+    return len(get_encoding(encoding).encode(text, disallowed_special=()))
+
+
+@lru_cache(maxsize=65536)
+def _count_cached(text: str, encoding: str) -> int:
     return len(get_encoding(encoding).encode(text, disallowed_special=()))
 
 

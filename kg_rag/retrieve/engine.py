@@ -21,10 +21,12 @@ from kg_rag.embeddings import embed_query
 from kg_rag.index import GraphIndex
 from kg_rag.params import QueryParams
 from kg_rag.retrieve.explore import expand
+from kg_rag.retrieve.relevance import ChunkRelevance
 from kg_rag.retrieve.seeds import match_seeds
 from kg_rag.retrieve.strategies import ScoringInput, get_strategy
 from kg_rag.retrieve.types import GraphPath, PathStep, RelationRow, RetrievalResult, ScoredChunk, ScoredEntity
 from kg_rag.schema import canonical_key
+from kg_rag.threads import query_threads
 from kg_rag.tokens import count_tokens
 
 logger = logging.getLogger(__name__)
@@ -108,6 +110,10 @@ class GraphRetrieverEngine:
         snapshot: tuple[GraphIndex, CompiledGraph] | None = None,
     ) -> RetrievalResult:
         """The pipeline after query embedding (what latency benchmarks time)."""
+        with query_threads():
+            return self._retrieve_by_vector(q, query_text, p, snapshot)
+
+    def _retrieve_by_vector(self, q, query_text, p, snapshot) -> RetrievalResult:
         p = p or self.params
         index, cg = snapshot or self.snapshot()
         t0 = time.perf_counter()
@@ -122,40 +128,38 @@ class GraphRetrieverEngine:
                 if key in cg.name_lookup:
                     blocked[cg.name_lookup[key]] = True
         mask = cg.edge_mask(p.edge_types, p.exclude_edge_types, p.use_synonyms)
-        expansion = expand(cg, seeds, p.max_hops, p.direction, mask, blocked, decay=p.path_decay)
+        expansion = expand(
+            cg, seeds, p.max_hops, p.direction, mask, blocked, decay=p.path_decay, max_frontier=max(p.max_frontier, 1)
+        )
         node_sim = np.zeros(cg.n_nodes, dtype=np.float32)
         if expansion.reached.size:
             node_sim[expansion.reached] = index.entities.vectors[expansion.reached] @ q[0]
         for n, s in sims.items():
             node_sim[n] = s
-        chunk_dense = (
-            (index.chunks.vectors @ q[0]).astype(np.float32)
-            if len(index.chunks)
-            else np.zeros(cg.n_chunks, dtype=np.float32)
-        )
-        relevance = chunk_dense
-        if p.lexical_weight > 0 and cg.n_chunks:
-            lexical = _bm25(index, cg).scores(query_text)
-            top = float(lexical.max()) if lexical.size else 0.0
-            if top > 0:
-                relevance = chunk_dense + p.lexical_weight * (lexical / top).astype(np.float32)
+        lexical = _bm25(index, cg).scores(query_text) if p.lexical_weight > 0 and cg.n_chunks else None
+        relevance = ChunkRelevance(index, cg, q, lexical, p.lexical_weight)
         t_expand = time.perf_counter()
 
         strategy = get_strategy(p.strategy)
         out = strategy.score(ScoringInput(cg, p, seeds, expansion, mask, node_sim, relevance, blocked))
         chunk_rows = (
-            list(out.order[: p.top_k_chunks]) if out.order is not None else _top_chunks(out.chunk_scores, relevance, p)
+            list(out.order[: p.top_k_chunks])
+            if out.order is not None
+            else _top_chunks(out.chunk_scores, relevance.full(), p)
         )
         t_score = time.perf_counter()
 
-        entities = self._entities(index, cg, out.node_scores, seeds, node_sim, p, blocked)
-        selected = [cg.name_lookup[e.key] for e in entities]
-        paths = _paths(cg, expansion, selected, facts, out.node_scores, p)
-        relations = _relations(index, cg, selected, out.node_scores, mask, p)
-        chunks = self._chunks(index, cg, chunk_rows, out, chunk_dense, paths, seeds, node_sim)
-        result = RetrievalResult(query_text, chunks, entities, paths, relations)
-        t_select = time.perf_counter()
-        result.context, result.section_tokens = format_context(result, index.kg, p)
+        # Reading records (names, descriptions, evidence, chunk text) from the editable graph: hold its lock
+        # so a concurrent writer cannot remove something between a check and a read.
+        with index.kg._lock:
+            entities = self._entities(index, cg, out.node_scores, seeds, node_sim, p, blocked)
+            selected = [cg.name_lookup[e.key] for e in entities]
+            paths = _paths(cg, expansion, selected, facts, out.node_scores, p)
+            relations = _relations(index, cg, selected, out.node_scores, mask, p)
+            chunks = self._chunks(index, cg, chunk_rows, out, relevance, paths, seeds, node_sim)
+            result = RetrievalResult(query_text, chunks, entities, paths, relations)
+            t_select = time.perf_counter()
+            result.context, result.section_tokens = format_context(result, index.kg, p)
         t_end = time.perf_counter()
         result.timings_ms = {
             "seeds": 1000 * (t_seed - t0),
@@ -200,10 +204,11 @@ class GraphRetrieverEngine:
         return out
 
     @staticmethod
-    def _chunks(index, cg, rows, out, chunk_dense, paths, seeds, node_sim) -> list[ScoredChunk]:
+    def _chunks(index, cg, rows, out, relevance, paths, seeds, node_sim) -> list[ScoredChunk]:
         kg = index.kg
         result = []
         rendered = [(set(pa.nodes), render_path(kg, pa)) for pa in paths]
+        dense = dict(zip(rows, relevance.dense_rows(np.asarray(rows, dtype=np.int64)).tolist()))
         for r in rows:
             cid = cg.chunk_ids[r]
             chunk = kg.chunks.get(cid)
@@ -217,10 +222,10 @@ class GraphRetrieverEngine:
                     id=cid,
                     text=chunk.text,
                     doc_id=chunk.doc_id,
-                    score=score if np.isfinite(score) else float(chunk_dense[r]),
+                    score=score if np.isfinite(score) else dense[r],
                     metadata=dict(chunk.metadata),
                     graph_score=float(out.chunk_graph[r]),
-                    dense_score=float(chunk_dense[r]),
+                    dense_score=float(dense[r]),
                     entities=[cg.node_ids[e] for e in ents if e in seeds],
                     paths=[text for nodes, text in rendered if nodes & keys],
                 )
@@ -320,9 +325,11 @@ def _relations(index, cg, selected, scores, mask, p) -> list[RelationRow]:
     inside = is_sel[src] & is_sel[dst]
     other = np.where(is_sel[src], dst, src)
     links = np.zeros(cg.n_nodes, dtype=np.int64)
-    pairs = np.unique(np.stack([other[~inside], np.where(is_sel[src[~inside]], src[~inside], dst[~inside])]), axis=1)
-    if pairs.size:
-        np.add.at(links, pairs[0], 1)
+    outside = ~inside
+    if outside.any():  # distinct (outside entity, selected entity) pairs, as one int64 key each
+        inner = np.where(is_sel[src[outside]], src[outside], dst[outside])
+        pairs = np.unique(other[outside].astype(np.int64) * cg.n_nodes + inner)
+        np.add.at(links, pairs // cg.n_nodes, 1)
     rank = cg.degree[src] + cg.degree[dst]
     strength = scores[src] + scores[dst]
     in_idx = np.flatnonzero(inside)

@@ -55,7 +55,12 @@ def expand(
     edge_mask: np.ndarray,
     node_blocked: np.ndarray | None = None,
     decay: float = 0.5,
+    max_frontier: int = 2000,
+    max_edges_per_hop: int = 200_000,
 ) -> Expansion:
+    """Breadth-first expansion. A hop's new frontier is capped at ``max_frontier`` nodes (best path score
+    first, then lowest row), and a hop expands frontier nodes (best first) only until ``max_edges_per_hop``
+    edges are gathered: on power-law graphs two hops from a hub otherwise touch most of the graph."""
     n = cg.n_nodes
     hop = np.full(n, -1, dtype=np.int32)
     parent = np.full(n, -1, dtype=np.int64)
@@ -71,6 +76,14 @@ def expand(
     for h in range(1, max_hops + 1):
         if frontier.size == 0:
             break
+        degree = (cg.out_indptr[frontier + 1] - cg.out_indptr[frontier] if direction != "in" else 0) + (
+            cg.in_indptr[frontier + 1] - cg.in_indptr[frontier] if direction != "out" else 0
+        )
+        if int(np.sum(degree)) > max_edges_per_hop:
+            by_score = np.lexsort((frontier, -score[frontier]))
+            within = np.cumsum(np.asarray(degree)[by_score]) <= max_edges_per_hop
+            within[0] = True
+            frontier = frontier[by_score[within]]
         parts = []
         if direction in ("out", "both"):
             e, owner = csr_gather(cg.out_indptr, cg.out_edges, frontier)
@@ -92,6 +105,9 @@ def expand(
         order = np.argsort(-cand, kind="stable")
         uniq, first = np.unique(nbrs[order], return_index=True)
         best = order[first]
+        if uniq.size > max_frontier:
+            keep_best = np.lexsort((uniq, -cand[best]))[:max_frontier]
+            uniq, best = uniq[keep_best], best[keep_best]
         hop[uniq] = h
         parent[uniq] = edges[best]
         forward[uniq] = fwd[best]

@@ -18,6 +18,7 @@ import scipy.sparse as sp
 from kg_rag.compiled import CompiledGraph
 from kg_rag.params import STRATEGIES, QueryParams
 from kg_rag.retrieve.explore import Expansion
+from kg_rag.retrieve.relevance import ChunkRelevance
 
 
 @dataclass
@@ -29,9 +30,14 @@ class ScoringInput:
     edge_mask: np.ndarray
     node_sim: np.ndarray
     """Cosine similarity of every entity to the query (computed only where needed; 0 elsewhere)."""
-    chunk_dense: np.ndarray
-    """Query relevance of every chunk: cosine similarity, plus ``lexical_weight`` * normalised BM25."""
+    relevance: ChunkRelevance
+    """Query relevance of chunks: cosine similarity, plus ``lexical_weight`` * normalised BM25."""
     node_blocked: np.ndarray | None = None
+
+    @property
+    def chunk_dense(self) -> np.ndarray:
+        """Relevance of every chunk as one array (computed in full on first use)."""
+        return self.relevance.full()
 
 
 @dataclass
@@ -218,20 +224,31 @@ class ChainExpansion:
 
     def score(self, s: ScoringInput) -> ScoringOutput:
         cg, p = s.cg, s.params
-        d = s.chunk_dense
         n, c = cg.n_nodes, cg.n_chunks
         if c == 0:
-            return ScoringOutput(np.zeros(n, np.float32), d.copy(), np.zeros(0, np.float32))
+            return ScoringOutput(np.zeros(n, np.float32), np.zeros(0, np.float32), np.zeros(0, np.float32))
+        rel = s.relevance
+        # relevance is known exactly for the candidates; any other row is scored when a link reaches it
+        d = np.full(c, -np.inf, dtype=np.float32)
+        d[rel.candidates] = rel.candidate_values
+        top_relevance = max(rel.max(), 0.0)
+
+        def know(rows: np.ndarray) -> None:
+            missing = rows[np.isneginf(d[rows])]
+            if missing.size:
+                d[missing] = rel.rows(missing)
+
         spec = link_specificity(cg, p.link_specificity)
         if s.node_blocked is not None:
             spec = np.where(s.node_blocked, 0.0, spec).astype(np.float32)
         mention = cg.chunk_entities  # C x N
-        base = d.astype(np.float32).copy()
+        seed_boost = np.zeros(c, dtype=np.float32)
         if s.seeds and p.seed_weight > 0:
             u = np.zeros(n, dtype=np.float32)
             for node, w in s.seeds.items():
                 u[node] = w * spec[node]
-            base += p.seed_weight * max(float(d.max()), 0.0) * np.minimum(mention @ u, 1.0)
+            seed_boost = p.seed_weight * top_relevance * np.minimum(mention @ u, 1.0)
+            know(np.flatnonzero(seed_boost))
         adjacency = self._adjacency(cg, p, s.edge_mask) if p.chain_edge_weight > 0 else None
 
         def links(t: int) -> np.ndarray:
@@ -249,18 +266,21 @@ class ChainExpansion:
         boost = np.zeros(c, dtype=np.float32)
         source_depth = np.zeros(c, dtype=np.int32)
         while len(chosen) < k:
-            score = base + p.chain_weight * boost
+            score = d + seed_boost + p.chain_weight * boost
             score[chosen] = -np.inf
             t = int(np.argmax(score))
+            if not np.isfinite(score[t]):
+                break
             chosen.append(t)
             picked_score.append(float(score[t]))
             depth[t] = source_depth[t] if boost[t] > 0 else 0
             if depth[t] < max(p.max_hops, 1):
                 gain = max(float(d[t]), 0.0) * links(t)
                 better = gain > boost
+                know(np.flatnonzero(better))
                 boost = np.where(better, gain, boost)
                 source_depth = np.where(better, depth[t] + 1, source_depth)
-        final = base + p.chain_weight * boost
+        final = d + seed_boost + p.chain_weight * boost
         final[chosen] = picked_score  # each chosen chunk keeps the score it was picked with
         graph = boost
         # entity scores: what the chosen chunks mention, by chunk rank, plus the query seeds

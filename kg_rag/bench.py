@@ -1,0 +1,346 @@
+"""Speed and scale benchmark: synthetic typed directed graphs, kg-rag vs a faithful seed-003 reimplementation.
+
+``kg-rag bench --entities N --edges M`` generates a graph with a realistic shape — power-law degrees (Zipf
+endpoints), a few dozen relation types with skewed frequencies, every entity mentioned in several chunks —
+and random unit vectors as embeddings, so the embedding model is not what is timed. Queries are perturbed
+entity vectors (so some entities pass seed 003's 0.7 threshold, as a real question naming an entity would).
+It measures retrieval latency of each strategy (query embedding excluded, context assembly included), the
+same queries through the seed-003 algorithm as published (a Python loop over entities, a per-chunk scan),
+index build and load time, and peak resident memory.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import logging
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kg_rag.graph import KnowledgeGraph
+from kg_rag.index import GraphIndex, VectorTable
+from kg_rag.ingest.report import IngestReport
+from kg_rag.params import get_preset
+
+logger = logging.getLogger(__name__)
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set size of this process, in MB (``VmHWM``: unlike ``ru_maxrss`` it is not inherited
+    from the parent across fork/exec, so a child's figure is its own)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    usage = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return usage / 1024.0 if sys.platform != "darwin" else usage / (1024.0 * 1024.0)
+
+
+def current_rss_mb() -> float:
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
+    except OSError:
+        return float("nan")
+
+
+def _unit(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
+    v = rng.standard_normal((n, dim), dtype=np.float32)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    return v
+
+
+@dataclass
+class SyntheticGraph:
+    index: GraphIndex
+    queries: np.ndarray
+    query_texts: list[str]
+
+
+def synthetic_index(
+    n_entities: int,
+    n_edges: int,
+    *,
+    dim: int = 384,
+    n_types: int = 36,
+    mentions_per_entity: float = 3.0,
+    entities_per_chunk: int = 6,
+    n_queries: int = 50,
+    seed: int = 0,
+) -> SyntheticGraph:
+    """A synthetic :class:`GraphIndex` built without an embedding model (vectorised generation)."""
+    if n_entities < 2 or n_edges < 1:
+        raise ValueError("need at least 2 entities and 1 edge")
+    rng = np.random.default_rng(seed)
+    # power-law popularity: Zipf ranks over a random permutation of the entities
+    popularity = 1.0 / np.arange(1, n_entities + 1) ** 0.8
+    popularity /= popularity.sum()
+    order = rng.permutation(n_entities)
+    src = order[rng.choice(n_entities, size=n_edges, p=popularity)]
+    dst = order[rng.choice(n_entities, size=n_edges, p=popularity)]
+    loops = src == dst
+    dst[loops] = (dst[loops] + 1) % n_entities
+    type_p = 1.0 / np.arange(1, n_types + 1)
+    type_p /= type_p.sum()
+    types = rng.choice(n_types, size=n_edges, p=type_p)
+    type_names = ["RELATED"] + [f"TYPE_{i:02d}" for i in range(1, n_types)]
+    # chunks: each mentions `entities_per_chunk` entities; entities appear ~mentions_per_entity times
+    n_chunks = max(1, int(n_entities * mentions_per_entity / entities_per_chunk))
+    mention_entities = np.concatenate(
+        [
+            np.arange(n_entities),
+            rng.choice(n_entities, size=max(0, n_chunks * entities_per_chunk - n_entities), p=popularity),
+        ]
+    )
+    rng.shuffle(mention_entities)
+    mention_chunks = np.arange(mention_entities.size) % n_chunks
+    chunk_of_entity: dict[int, list[int]] = {}
+    for e, c in zip(mention_entities.tolist(), mention_chunks.tolist()):
+        chunk_of_entity.setdefault(e, []).append(c)
+    names = [f"entity {i}" for i in range(n_entities)]
+    keys = [f"entity {i}" for i in range(n_entities)]
+    chunk_ids = [f"chunk-{i}" for i in range(n_chunks)]
+    entities = (
+        {
+            "key": keys[i],
+            "name": names[i],
+            "entity_type": f"TYPE{i % 7}",
+            "descriptions": [f"synthetic entity {i}"],
+            "chunk_ids": [chunk_ids[c] for c in dict.fromkeys(chunk_of_entity.get(i, [0]))],
+        }
+        for i in range(n_entities)
+    )
+    evidence_chunk = [chunk_of_entity.get(int(s), [0])[0] for s in src]
+    rel_ids = [f"r-{i:08x}" for i in range(n_edges)]
+    relations = (
+        {
+            "source": keys[int(src[i])],
+            "target": keys[int(dst[i])],
+            "id": rel_ids[i],
+            "kind": "extracted",
+            "relation_type": type_names[int(types[i])],
+            "predicate": None,
+            "description": f"synthetic relation {i}",
+            "evidence": [
+                {
+                    "chunk_id": chunk_ids[evidence_chunk[i]],
+                    "doc_id": chunk_ids[evidence_chunk[i]],
+                    "quote": None,
+                    "confidence": None,
+                    "description": None,
+                    "weight": 1.0,
+                }
+            ],
+        }
+        for i in range(n_edges)
+    )
+    chunks = (
+        {
+            "id": chunk_ids[c],
+            "text": f"Synthetic chunk {c} about several entities.",
+            "doc_id": chunk_ids[c],
+            "metadata": {},
+            "n_tokens": 8,
+        }
+        for c in range(n_chunks)
+    )
+    kg = KnowledgeGraph.from_records(entities, relations, chunks)
+    ent_vecs = _unit(rng, n_entities, dim)
+    index = GraphIndex(
+        kg,
+        VectorTable(keys, [""] * n_entities, ent_vecs),
+        VectorTable(rel_ids, [""] * n_edges, _unit(rng, n_edges, dim)),
+        VectorTable(chunk_ids, [""] * n_chunks, _unit(rng, n_chunks, dim)),
+        "synthetic-random-unit-vectors",
+        True,
+        IngestReport(),
+        kg.version,
+    )
+    # queries: close to a popular entity's vector, so similarity thresholds are met for some entities
+    targets = order[rng.choice(n_entities, size=n_queries, p=popularity)]
+    queries = ent_vecs[targets] + 0.35 * _unit(rng, n_queries, dim)
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    return SyntheticGraph(index, queries.astype(np.float32), [names[t] for t in targets])
+
+
+# ----------------------------------------------------------------------------------------- seed 003
+class Seed003Reference:
+    """The seed-003 algorithm as published, for a side-by-side timing: similarity in a Python loop over every
+    entity, one-hop neighbours from NetworkX, and a scan over every chunk for every query."""
+
+    def __init__(self, index: GraphIndex) -> None:
+        kg = index.kg
+        self.kg = kg
+        self.entity_vectors = {k: index.entities.vectors[i] for i, k in enumerate(index.entities.ids)}
+        self.chunks = [(cid, index.chunks.vectors[i], set()) for i, cid in enumerate(index.chunks.ids)]
+        position = {cid: i for i, cid in enumerate(index.chunks.ids)}
+        for key, attrs in kg.graph.nodes(data=True):
+            for cid in attrs["chunk_ids"]:
+                if cid in position:
+                    self.chunks[position[cid]][2].add(key)
+
+    def retrieve(
+        self,
+        q: np.ndarray,
+        threshold: float = 0.7,
+        top_k_nodes: int = 10,
+        top_k_chunks: int = 5,
+        w_freq: float = 0.4,
+        w_sim: float = 0.6,
+    ) -> list[str]:
+        sims = []
+        for key, vec in self.entity_vectors.items():  # the published per-entity loop
+            s = float(np.dot(q, vec) / (np.linalg.norm(q) * np.linalg.norm(vec)))
+            if s >= threshold:
+                sims.append((s, key))
+        sims.sort(reverse=True)
+        nodes = {k for _, k in sims[:top_k_nodes]}
+        for key in list(nodes):
+            nodes.update(self.kg.graph.successors(key))
+            nodes.update(self.kg.graph.predecessors(key))
+        scored = []
+        for cid, vec, ents in self.chunks:  # the per-chunk scan
+            freq = sum(1 for e in ents if e in nodes)
+            if freq:
+                sim = float(np.dot(q, vec) / (np.linalg.norm(q) * np.linalg.norm(vec)))
+                scored.append((cid, freq, sim))
+        if not scored:
+            return []
+        max_freq = max(f for _, f, _ in scored)
+        ranked = sorted(scored, key=lambda x: -(w_freq * x[1] / max_freq + w_sim * x[2]))
+        return [cid for cid, _, _ in ranked[:top_k_chunks]]
+
+
+# ----------------------------------------------------------------------------------------- runner
+def _latencies(fn, queries: np.ndarray, texts: list[str]) -> list[float]:
+    fn(queries[0], texts[0])  # warm-up
+    out = []
+    for q, t in zip(queries, texts):
+        t0 = time.perf_counter()
+        fn(q, t)
+        out.append(1000 * (time.perf_counter() - t0))
+    return out
+
+
+class _VectorsOnly:
+    """Stands in for an embedding model: the benchmark passes query vectors directly."""
+
+    def embed_query(self, text: str) -> list[float]:
+        raise RuntimeError("the benchmark passes query vectors directly")
+
+    embed_documents = embed_query
+
+
+def _measure_in_memory(synth: SyntheticGraph, strategies: tuple[str, ...], seed003_queries: int) -> dict[str, Any]:
+    from kg_rag.retrieve.engine import GraphRetrieverEngine
+
+    t0 = time.perf_counter()
+    engine = GraphRetrieverEngine(synth.index, _VectorsOnly(), get_preset("default"))
+    result: dict[str, Any] = {"build_s": round(time.perf_counter() - t0, 3)}  # arrays + FAISS, no embedding
+    params = get_preset("default")
+    for name in strategies:
+        p = params.replace(strategy=name)
+        lat = _latencies(lambda q, t, p=p: engine.retrieve_by_vector(q, t, p), synth.queries, synth.query_texts)
+        result[f"{name}_latency_ms_p50"] = round(float(np.percentile(lat, 50)), 3)
+        result[f"{name}_latency_ms_p95"] = round(float(np.percentile(lat, 95)), 3)
+    result["latency_ms_p50"] = result[f"{strategies[0]}_latency_ms_p50"]
+    result["latency_ms_p95"] = result[f"{strategies[0]}_latency_ms_p95"]
+    # kg-rag running the seed-003 settings, and the published algorithm, on the same queries
+    seed_p = get_preset("seed003")
+    lat = _latencies(lambda q, t: engine.retrieve_by_vector(q, t, seed_p), synth.queries, synth.query_texts)
+    result["kg_rag_seed003_preset_latency_ms_p50"] = round(float(np.percentile(lat, 50)), 3)
+    reference = Seed003Reference(synth.index)
+    nq = max(2, min(len(synth.queries), seed003_queries))
+    lat = _latencies(lambda q, t: reference.retrieve(q), synth.queries[:nq], synth.query_texts[:nq])
+    result["seed003_latency_ms_p50"] = round(float(np.percentile(lat, 50)), 3)
+    result["seed003_latency_ms_p95"] = round(float(np.percentile(lat, 95)), 3)
+    result["speedup_vs_seed003"] = round(result["seed003_latency_ms_p50"] / max(result["latency_ms_p50"], 1e-9), 1)
+    return result
+
+
+def run_benchmark(
+    n_entities: int,
+    n_edges: int,
+    *,
+    n_queries: int = 50,
+    dim: int = 384,
+    strategies: tuple[str, ...] = ("chain", "frequency", "path", "ppr"),
+    seed003_queries: int | None = None,
+    workdir: str | Path | None = None,
+) -> dict[str, Any]:
+    """Run the benchmark; returns the JSON-ready result (see the module docstring)."""
+    from kg_rag.storage import save_index
+
+    if not strategies:
+        raise ValueError("name at least one strategy")
+    t0 = time.perf_counter()
+    synth = synthetic_index(n_entities, n_edges, dim=dim, n_queries=n_queries)
+    result: dict[str, Any] = {
+        "entities": n_entities,
+        "edges": n_edges,
+        "chunks": len(synth.index.chunks),
+        "dim": dim,
+        "queries": n_queries,
+        "generate_s": round(time.perf_counter() - t0, 3),
+    }
+    result.update(_measure_in_memory(synth, strategies, seed003_queries or n_queries))
+    result["generator_peak_rss_mb"] = round(peak_rss_mb(), 1)
+    # persistence: save here, then load and query in a fresh process, so its peak RSS is that of a loaded
+    # index serving queries (not of the generator and the seed-003 reference above)
+    with tempfile.TemporaryDirectory(dir=workdir) as tmp:
+        t0 = time.perf_counter()
+        save_index(synth.index, Path(tmp) / "idx")
+        result["save_s"] = round(time.perf_counter() - t0, 3)
+        queries_file = Path(tmp) / "queries.npy"
+        np.save(queries_file, synth.queries, allow_pickle=False)
+        synth = None  # free the generator's copy before the child process loads
+        gc.collect()
+        child = subprocess.run(
+            [sys.executable, "-m", "kg_rag.bench", "--serve", str(Path(tmp) / "idx"), str(queries_file)],
+            capture_output=True,
+            text=True,
+            timeout=3600,
+        )
+        if child.returncode != 0:
+            raise RuntimeError(f"benchmark load process failed: {child.stderr.strip()[-500:]}")
+        result.update(json.loads(child.stdout.strip().splitlines()[-1]))
+    return result
+
+
+def serve_and_measure(index_dir: str, queries_file: str) -> dict[str, Any]:
+    """Child process of :func:`run_benchmark`: load the index, answer the queries, report time and memory."""
+    from kg_rag.retrieve.engine import GraphRetrieverEngine
+    from kg_rag.storage import load_index
+
+    t0 = time.perf_counter()
+    index = load_index(index_dir, verify=False)
+    engine = GraphRetrieverEngine(index, _VectorsOnly(), get_preset("default"))
+    load_s = time.perf_counter() - t0
+    queries = np.load(queries_file, allow_pickle=False)
+    lat = _latencies(lambda q, t: engine.retrieve_by_vector(q, t), queries, ["query"] * len(queries))
+    return {
+        "load_s": round(load_s, 3),
+        "loaded_latency_ms_p50": round(float(np.percentile(lat, 50)), 3),
+        "peak_rss_mb": round(peak_rss_mb(), 1),
+        "rss_after_queries_mb": round(current_rss_mb(), 1),
+    }
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "--serve":
+        print(json.dumps(serve_and_measure(sys.argv[2], sys.argv[3])))
+    else:
+        print("internal entry point; use `kg-rag bench`", file=sys.stderr)
+        sys.exit(2)

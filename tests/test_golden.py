@@ -1,0 +1,52 @@
+"""Optimisations must not change results: on a fixed small graph, every strategy returns exactly what the
+pre-optimisation implementation returned (chunks, order, scores, entities, paths, relations, context).
+
+``tests/data/golden_small_graph.json`` was produced by the code before the speed work (commit of issue 5)
+with the same generator; regenerate only for an intended behaviour change, and say so in the commit.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kg_rag.bench import synthetic_index
+from kg_rag.context import render_path
+from kg_rag.params import QueryParams
+from kg_rag.retrieve.engine import GraphRetrieverEngine
+
+GOLDEN = json.loads((Path(__file__).parent / "data" / "golden_small_graph.json").read_text())
+
+
+class _VectorsOnly:
+    def embed_query(self, text):
+        raise RuntimeError("vectors only")
+
+    embed_documents = embed_query
+
+
+@pytest.fixture(scope="module")
+def small():
+    s = synthetic_index(400, 3000, dim=32, n_queries=12, seed=7)
+    return s, GraphRetrieverEngine(s.index, _VectorsOnly(), QueryParams())
+
+
+@pytest.mark.parametrize("case", sorted(GOLDEN))
+def test_results_identical_to_pre_optimisation(small, case):
+    s, engine = small
+    strategy, direction = case.split("-")
+    for i, (q, text) in enumerate(zip(s.queries, s.query_texts)):
+        r = engine.retrieve_by_vector(
+            q, text, QueryParams(strategy=strategy, direction=direction, lexical_weight=0.0, max_context_tokens=1500)
+        )
+        got = {
+            "chunks": [c.id for c in r.chunks],
+            "scores": [round(c.score, 5) for c in r.chunks],
+            "entities": [e.key for e in r.entities],
+            "paths": [render_path(s.index.kg, p) for p in r.paths],
+            "relations": [x.relation_id for x in r.relations],
+            "context": r.context,
+        }
+        assert got == GOLDEN[case][i], f"{case}, query {i}"
