@@ -206,7 +206,8 @@ def format_context(
         "entities": lambda b: _section(lambda lim: _entity_lines(result, lim), b),
         "chunks": lambda b: _chunks_section(result, b),
     }
-    need = {name: render(10**9)[1] for name, render in renderers.items()}
+    unbounded = {name: render(10**9) for name, render in renderers.items()}
+    need = {name: full[1] for name, full in unbounded.items()}
     alloc = {name: min(need[name], int(total * share)) for name, share in shares.items()}
     spare = total - sum(alloc.values())
     for name in ("chunks", "relations", "entities"):  # surplus flows to whoever still needs it
@@ -214,7 +215,10 @@ def format_context(
         if extra > 0:
             alloc[name] += extra
             spare -= extra
-    rendered = {name: renderers[name](alloc[name]) for name in ("relations", "entities", "chunks")}
+    rendered = {  # a section that got all it needs is already rendered
+        name: unbounded[name] if alloc[name] >= need[name] else renderers[name](alloc[name])
+        for name in ("relations", "entities", "chunks")
+    }
     lines = [line for name in ("relations", "entities", "chunks") for line in rendered[name][0]]
     text = "\n".join(lines)
     while lines and count_tokens(text) > total:  # merges across lines can differ from per-line counts

@@ -51,11 +51,11 @@ def chunk_text(chunk: Chunk) -> str:
 
 
 _FAISS_CONFIGURED = False
-EXACT_MAX_ROWS = int(os.environ.get("KG_RAG_EXACT_MAX_ROWS", "50000"))
+EXACT_MAX_ROWS = int(os.environ.get("KG_RAG_EXACT_MAX_ROWS", "25000"))
 """Vector tables up to this many rows are searched exactly; larger ones through an inverted-file index."""
 PQ_MIN_ROWS = int(os.environ.get("KG_RAG_PQ_MIN_ROWS", "400000"))
 """From this many rows the inverted file stores product-quantised codes instead of full vectors."""
-IVF_NPROBE = int(os.environ.get("KG_RAG_IVF_NPROBE", "32"))
+IVF_NPROBE = int(os.environ.get("KG_RAG_IVF_NPROBE", "16"))
 
 
 def build_faiss_index(vectors: np.ndarray) -> Any:

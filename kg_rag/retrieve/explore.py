@@ -56,7 +56,7 @@ def expand(
     node_blocked: np.ndarray | None = None,
     decay: float = 0.5,
     max_frontier: int = 2000,
-    max_edges_per_hop: int = 200_000,
+    max_edges_per_hop: int = 50_000,
 ) -> Expansion:
     """Breadth-first expansion. A hop's new frontier is capped at ``max_frontier`` nodes (best path score
     first, then lowest row), and a hop expands frontier nodes (best first) only until ``max_edges_per_hop``
