@@ -319,6 +319,23 @@ def run_benchmark(
     return result
 
 
+def markdown_table(results: list[dict[str, Any]]) -> str:
+    """The comparison table of several :func:`run_benchmark` results (as in ``evaluation/benchmarks.md``)."""
+    head = (
+        "| graph | kg-rag p50 / p95 ms | kg-rag (seed003 settings) p50 | seed-003 algorithm p50 | speed-up "
+        "| build s | load s | peak RSS MB |"
+    )
+    lines = [head, "|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        lines.append(
+            f"| {r['entities']:,} entities / {r['edges']:,} edges | {r['latency_ms_p50']:.1f} / "
+            f"{r['latency_ms_p95']:.1f} | {r['kg_rag_seed003_preset_latency_ms_p50']:.1f} | "
+            f"{r['seed003_latency_ms_p50']:.1f} | {r['speedup_vs_seed003']:.1f}x | {r['build_s']:.1f} | "
+            f"{r['load_s']:.1f} | {r['peak_rss_mb']:.0f} |"
+        )
+    return "\n".join(lines)
+
+
 def serve_and_measure(index_dir: str, queries_file: str) -> dict[str, Any]:
     """Child process of :func:`run_benchmark`: load the index, answer the queries, report time and memory."""
     from kg_rag.retrieve.engine import GraphRetrieverEngine

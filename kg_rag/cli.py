@@ -257,24 +257,45 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 # --------------------------------------------------------------------------- bench
-def cmd_bench(args: argparse.Namespace) -> int:
-    from kg_rag.bench import run_benchmark
+def _parse_sizes(text: str) -> list[tuple[int, int]]:
+    try:
+        sizes = [tuple(int(x) for x in part.split(":")) for part in text.split(",") if part.strip()]
+    except ValueError as exc:
+        raise CLIError(f"--sizes takes ENTITIES:EDGES pairs separated by commas, got {text!r}") from exc
+    if not sizes or any(len(s) != 2 or s[0] < 2 or s[1] < 1 for s in sizes):
+        raise CLIError(f"--sizes takes ENTITIES:EDGES pairs separated by commas, got {text!r}")
+    return sizes  # type: ignore[return-value]
 
-    if args.entities < 2 or args.edges < 1 or args.queries < 1:
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from kg_rag.bench import markdown_table, run_benchmark
+
+    sizes = _parse_sizes(args.sizes) if args.sizes else [(args.entities, args.edges)]
+    if any(e < 2 or m < 1 for e, m in sizes) or args.queries < 1:
         raise CLIError("--entities must be >= 2, --edges >= 1, --queries >= 1")
     strategies = tuple(s.strip() for s in args.strategies.split(",") if s.strip())
-    result = run_benchmark(
-        args.entities,
-        args.edges,
-        n_queries=args.queries,
-        dim=args.dim,
-        strategies=strategies,
-        seed003_queries=args.seed003_queries,
-    )
+    results = []
+    for entities, edges in sizes:
+        results.append(
+            run_benchmark(
+                entities,
+                edges,
+                n_queries=args.queries,
+                dim=args.dim,
+                strategies=strategies,
+                seed003_queries=args.seed003_queries,
+            )
+        )
+        if args.out:
+            out = Path(args.out)
+            out.mkdir(parents=True, exist_ok=True)
+            (out / f"bench-{entities}-{edges}.json").write_text(json.dumps(results[-1], indent=1) + "\n")
     if args.json:
-        print(json.dumps(result, indent=1))
+        print(json.dumps(results[0] if len(results) == 1 else results, indent=1))
+    elif len(results) > 1:
+        print(markdown_table(results))
     else:
-        for key, value in result.items():
+        for key, value in results[0].items():
             print(f"{key:36s} {value}")
     return 0
 
@@ -418,6 +439,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dim", type=int, default=384, help="embedding dimension of the random vectors")
     p.add_argument("--strategies", default="chain,frequency,path,ppr", help="first one is the reported preset")
     p.add_argument("--seed003-queries", type=int, default=None, help="time the slow reference on fewer queries")
+    p.add_argument(
+        "--sizes",
+        default=None,
+        help="several graphs in one run, e.g. 1900:17000,10000:100000,100000:1000000 (prints a table)",
+    )
+    p.add_argument("--out", default=None, help="folder to write one bench-ENTITIES-EDGES.json per size")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench)
 

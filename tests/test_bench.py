@@ -56,3 +56,11 @@ def test_seed003_reference_and_kg_rag_preset_agree_on_matched_entities():
     for q, text in zip(s.queries, s.query_texts):
         ours = [c.id for c in engine.retrieve_by_vector(q, text, params).chunks]
         assert set(ours) == set(ref.retrieve(q))
+
+
+def test_bench_sizes_prints_a_table_and_writes_files(tmp_path, capsys):
+    code = main(["bench", "--sizes", "200:1000,300:1500", "--queries", "3", "--dim", "8", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0 and out.count("\n| 2") + out.count("\n| 3") == 2 and "speed-up" in out
+    assert sorted(p.name for p in tmp_path.glob("bench-*.json")) == ["bench-200-1000.json", "bench-300-1500.json"]
+    assert main(["bench", "--sizes", "nonsense"]) == 2
