@@ -46,17 +46,6 @@ class GraphStore(Protocol):
 
     def save(self, index: GraphIndex) -> None: ...
 
-    def _check_file(self, gen_dir: Path, files: dict[str, Any], name: str) -> None:
-        path = gen_dir / name
-        if name not in files:
-            raise IndexFormatError(gen_dir / "manifest.json", f"manifest does not list {name}")
-        if not path.is_file():
-            raise IndexFormatError(path, "file is missing")
-        if path.stat().st_size != files[name].get("bytes"):
-            raise IndexFormatError(path, "size differs from the manifest (truncated or modified)")
-        if self.verify and _sha256(path) != files[name].get("sha256"):
-            raise IndexFormatError(path, "sha256 differs from the manifest (corrupt or modified)")
-
     def load(self) -> GraphIndex: ...
 
     def exists(self) -> bool: ...
