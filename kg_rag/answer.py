@@ -135,7 +135,8 @@ def build_answer_graph(
         docs = retriever.to_documents(result)
         from kg_rag.context import render_path
 
-        paths = [render_path(retriever.knowledge_graph, p) for p in result.paths]
+        names = retriever.engine.snapshot()[1].name_by_key
+        paths = [render_path(names, p) for p in result.paths]
         return {"documents": docs, "context": result.context, "paths": paths}
 
     def retrieve(state: AnswerState) -> AnswerState:

@@ -74,18 +74,66 @@ class CompiledGraph:
                     if c in cpos:
                         rows.append(pos[k])
                         cols.append(cpos[c])
-        n, c = len(self.node_ids), len(self.chunk_ids)
-        self.n_nodes, self.n_chunks = n, c
-        self.src = np.asarray(src, dtype=np.int64)
-        self.dst = np.asarray(dst, dtype=np.int64)
-        self.type_id = np.asarray(tid, dtype=np.int32)
-        self.weight = np.asarray(weight, dtype=np.float32)
-        self.is_synonym = np.asarray(syn, dtype=bool)
+        edge_position = {r: i for i, r in enumerate(rel_ids)}
+        self._set_arrays(
+            src=np.asarray(src, dtype=np.int64),
+            dst=np.asarray(dst, dtype=np.int64),
+            type_id=np.asarray(tid, dtype=np.int32),
+            weight=np.asarray(weight, dtype=np.float32),
+            is_synonym=np.asarray(syn, dtype=bool),
+            incidence_rows=np.asarray(rows, dtype=np.int64),
+            incidence_cols=np.asarray(cols, dtype=np.int64),
+            fact_edge=np.asarray([edge_position.get(r, -1) for r in index.facts.ids], dtype=np.int64),
+        )
         self.relation_ids = rel_ids
         self.type_names = list(type_names)
-        self.type_index = dict(type_names)
-        self.n_edges = len(rel_ids)
-        self.edge_position = {r: i for i, r in enumerate(rel_ids)}
+        self._finish()
+
+    # arrays that fully describe a compiled graph (saved beside the index so loading skips the Python loops)
+    ARRAYS = ("src", "dst", "type_id", "weight", "is_synonym", "incidence_rows", "incidence_cols", "fact_edge")
+    LISTS = ("node_ids", "names", "types", "chunk_ids", "relation_ids", "type_names")
+
+    def _set_arrays(self, **arrays: np.ndarray) -> None:
+        for name, value in arrays.items():
+            setattr(self, name, value)
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray], lists: dict[str, list[str]]) -> CompiledGraph:
+        """Rebuild from :meth:`to_arrays` output; raises ``ValueError`` when the pieces do not fit together."""
+        self = cls.__new__(cls)
+        missing = [k for k in cls.ARRAYS if k not in arrays] + [k for k in cls.LISTS if k not in lists]
+        if missing:
+            raise ValueError(f"compiled graph is missing {', '.join(missing)}")
+        self._set_arrays(**{k: np.asarray(arrays[k]) for k in cls.ARRAYS})
+        for k in cls.LISTS:
+            setattr(self, k, [str(x) for x in lists[k]])
+        n, m = len(self.node_ids), len(self.relation_ids)
+        if not (len(self.src) == len(self.dst) == len(self.type_id) == len(self.weight) == len(self.is_synonym) == m):
+            raise ValueError("compiled edge arrays have different lengths")
+        if len(self.names) != n or len(self.types) != n:
+            raise ValueError("compiled node lists have different lengths")
+        if m and (self.src.max() >= n or self.dst.max() >= n or self.src.min() < 0 or self.dst.min() < 0):
+            raise ValueError("compiled edges refer to nodes that do not exist")
+        if m and (self.type_id.max() >= len(self.type_names) or self.type_id.min() < 0):
+            raise ValueError("compiled edges refer to relation types that do not exist")
+        if self.incidence_rows.size and (
+            self.incidence_rows.max() >= n or self.incidence_cols.max() >= len(self.chunk_ids)
+        ):
+            raise ValueError("compiled incidence refers to rows that do not exist")
+        if self.fact_edge.size and self.fact_edge.max() >= m:
+            raise ValueError("compiled fact map refers to edges that do not exist")
+        self._finish()
+        return self
+
+    def to_arrays(self) -> tuple[dict[str, np.ndarray], dict[str, list[str]]]:
+        return {k: getattr(self, k) for k in self.ARRAYS}, {k: list(getattr(self, k)) for k in self.LISTS}
+
+    def _finish(self) -> None:
+        """Derive the query structures (CSR offsets, incidence matrices, lookups) from the stored arrays."""
+        n, c = len(self.node_ids), len(self.chunk_ids)
+        self.n_nodes, self.n_chunks = n, c
+        self.type_index = {t: i for i, t in enumerate(self.type_names)}
+        self.n_edges = len(self.relation_ids)
         # CSR by source (successors) and by target (predecessors): values are edge positions
         self.out_edges = np.argsort(self.src, kind="stable")
         self.out_indptr = np.searchsorted(self.src[self.out_edges], np.arange(n + 1))
@@ -93,17 +141,14 @@ class CompiledGraph:
         self.in_indptr = np.searchsorted(self.dst[self.in_edges], np.arange(n + 1))
         self.degree = np.diff(self.out_indptr) + np.diff(self.in_indptr)
         self.incidence = sp.csr_matrix(
-            (
-                np.ones(len(rows), dtype=np.float32),
-                (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)),
-            ),
+            (np.ones(self.incidence_rows.size, dtype=np.float32), (self.incidence_rows, self.incidence_cols)),
             shape=(n, c),
         )
         self.incidence.sum_duplicates()
         self.incidence.data[:] = 1.0
         self.chunk_entities = self.incidence.T.tocsr()
         self.chunks_per_entity = np.diff(self.incidence.indptr).astype(np.float32)
-        self.fact_edge = np.asarray([self.edge_position.get(r, -1) for r in index.facts.ids], dtype=np.int64)
+        self.name_by_key = dict(zip(self.node_ids, self.names))
         self.name_lookup = {k: i for i, k in enumerate(self.node_ids)}
         self.max_name_tokens = max((len(k.split()) for k in self.node_ids), default=1)
         self._masks: dict[tuple, np.ndarray] = {}
@@ -117,8 +162,8 @@ class CompiledGraph:
     ) -> np.ndarray:
         """Boolean mask over edges allowed by the type allow/deny lists (cached per combination)."""
         key = (
-            tuple(sorted(map(upper_snake, edge_types))) if edge_types is not None else None,
-            tuple(sorted(map(upper_snake, exclude_edge_types))),
+            frozenset(map(upper_snake, edge_types)) if edge_types is not None else None,
+            frozenset(map(upper_snake, exclude_edge_types)),
             use_synonyms,
         )
         mask = self._masks.get(key)

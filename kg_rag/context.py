@@ -11,7 +11,7 @@ import io
 import json
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from kg_rag.graph import KnowledgeGraph, Relation
@@ -43,10 +43,15 @@ def render_path_edge(kg: KnowledgeGraph, relation: Relation) -> str:
     )
 
 
-def render_path(kg: KnowledgeGraph | None, path: GraphPath) -> str:
-    """``A -[T1]-> B <-[T2]- C``: each step shows its stored direction (``<-[T]-`` when walked backwards)."""
+def render_path(kg: KnowledgeGraph | Mapping[str, str] | None, path: GraphPath) -> str:
+    """``A -[T1]-> B <-[T2]- C``: each step shows its stored direction (``<-[T]-`` when walked backwards).
+
+    ``kg`` supplies display names: a :class:`KnowledgeGraph`, or a mapping entity key -> name.
+    """
 
     def name(key: str) -> str:
+        if isinstance(kg, Mapping):
+            return quote_name(kg.get(key, key))
         if kg is not None:
             try:
                 return quote_name(kg.graph.nodes[key]["name"])

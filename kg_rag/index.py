@@ -187,6 +187,10 @@ class GraphIndex:
     type_prefix: bool = True
     report: IngestReport = field(default_factory=IngestReport)
     kg_version: int = -1
+    compiled: Any = field(default=None, repr=False, compare=False)
+    """Query arrays loaded with the index (so they need not be rebuilt); ``None`` = derive from ``kg``."""
+    records: Any = field(default=None, repr=False, compare=False)
+    """On-disk record reader of a loaded index (used while its graph has not been materialised)."""
 
     @property
     def dim(self) -> int:

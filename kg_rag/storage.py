@@ -39,6 +39,16 @@ FORMAT = "kg-rag-index"
 SCHEMA_VERSION = 1
 POINTER = "kg-rag-index.json"
 VECTOR_TABLES = ("entities", "facts", "chunks")
+QUERY_SNAPSHOT_FILES = (
+    *(
+        f"compiled.{name}.npy"
+        for name in ("src", "dst", "type_id", "weight", "is_synonym", "incidence_rows", "incidence_cols", "fact_edge")
+    ),
+    "compiled.lists.json",
+    *(f"{kind}.offsets.npy" for kind in ("entities", "relations", "chunks")),
+    *(f"compiled.{kind}_lines.npy" for kind in ("entities", "relations", "chunks")),
+)
+"""Files that let a loaded index answer queries without building the NetworkX model (schema 1, optional)."""
 
 
 class GraphStore(Protocol):
@@ -80,11 +90,27 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     _fsync_dir(path.parent)
 
 
-def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
-    with open(path, "w", encoding="utf-8") as fh:
+def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]], key: str | None = None) -> tuple[np.ndarray, dict]:
+    """Write one JSON object per line; returns the byte offset of every line (and ``row[key] -> line``)."""
+    offsets: list[int] = []
+    lines: dict[str, int] = {}
+    position = 0
+    with open(path, "wb") as fh:
         for row in rows:
-            fh.write(json.dumps(row, ensure_ascii=False, sort_keys=True))
-            fh.write("\n")
+            data = json.dumps(row, ensure_ascii=False, sort_keys=True).encode("utf-8") + b"\n"
+            if key is not None:
+                lines[str(row[key])] = len(offsets)
+            offsets.append(position)
+            fh.write(data)
+            position += len(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    return np.asarray(offsets, dtype=np.int64), lines
+
+
+def _write_int_npy(path: Path, array: np.ndarray) -> None:
+    with open(path, "wb") as fh:
+        np.save(fh, np.ascontiguousarray(array), allow_pickle=False)
         fh.flush()
         os.fsync(fh.fileno())
 
@@ -165,6 +191,19 @@ def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
             yield row
 
 
+def _read_plain_npy(path: Path) -> np.ndarray:
+    """A numeric/bool array of any shape (compiled graph arrays); never unpickles."""
+    try:
+        array = np.load(path, allow_pickle=False)
+    except FileNotFoundError as exc:
+        raise IndexFormatError(path, "file is missing") from exc
+    except (ValueError, OSError, EOFError) as exc:
+        raise IndexFormatError(path, f"not a valid .npy array ({exc})") from exc
+    if array.dtype.kind not in "biuf":
+        raise IndexFormatError(path, f"unexpected array type {array.dtype}")
+    return array
+
+
 def _read_npy(path: Path) -> np.ndarray:
     try:
         big = path.stat().st_size >= MMAP_MIN_BYTES
@@ -182,9 +221,11 @@ def _read_npy(path: Path) -> np.ndarray:
 class DirectoryStore:
     """Stores an index in a local directory (see the module docstring for the layout and guarantees)."""
 
-    def __init__(self, path: str | Path, *, verify: bool = True, keep_generations: int = 1) -> None:
+    def __init__(self, path: str | Path, *, verify: bool = True, keep_generations: int = 1, lazy: bool = True) -> None:
         self.path = Path(path)
         self.verify = verify
+        self.lazy = lazy
+        """Serve queries from the saved query snapshot; the editable graph is built on first use."""
         if keep_generations < 1:
             raise ValueError("keep_generations must be >= 1")
         self.keep_generations = keep_generations
@@ -209,10 +250,25 @@ class DirectoryStore:
         try:
             kg = index.kg
             with kg._lock:
-                _write_jsonl(tmp_dir / "chunks.jsonl", kg.chunk_records())
-                _write_jsonl(tmp_dir / "entities.jsonl", kg.entity_records())
-                _write_jsonl(tmp_dir / "relations.jsonl", kg.relation_records())
+                chunk_off, chunk_lines = _write_jsonl(tmp_dir / "chunks.jsonl", kg.chunk_records(), "id")
+                entity_off, entity_lines = _write_jsonl(tmp_dir / "entities.jsonl", kg.entity_records(), "key")
+                rel_off, rel_lines = _write_jsonl(tmp_dir / "relations.jsonl", kg.relation_records(), "id")
                 stats = kg.stats()
+                compiled = self._compiled_for(index)
+            # the query snapshot: compiled arrays plus record offsets, so loading needs no NetworkX
+            arrays, lists = compiled.to_arrays()
+            for name, array in arrays.items():
+                _write_int_npy(tmp_dir / f"compiled.{name}.npy", array)
+            _write_json(tmp_dir / "compiled.lists.json", lists)
+            for name, offsets, lines, ids in (
+                ("entities", entity_off, entity_lines, lists["node_ids"]),
+                ("relations", rel_off, rel_lines, lists["relation_ids"]),
+                ("chunks", chunk_off, chunk_lines, lists["chunk_ids"]),
+            ):
+                _write_int_npy(tmp_dir / f"{name}.offsets.npy", offsets)
+                _write_int_npy(
+                    tmp_dir / f"compiled.{name}_lines.npy", np.asarray([lines.get(i, -1) for i in ids], dtype=np.int64)
+                )
             _write_json(tmp_dir / "ingest_report.json", index.report.to_dict())
             for name in VECTOR_TABLES:
                 table: VectorTable = getattr(index, name)
@@ -240,6 +296,14 @@ class DirectoryStore:
         atomic_write_bytes(self.pointer, json.dumps(pointer, indent=1).encode())
         self._prune(keep=gen)
         logger.info("saved index to %s (%s)", self.path, gen)
+
+    @staticmethod
+    def _compiled_for(index: GraphIndex) -> Any:
+        from kg_rag.compiled import CompiledGraph
+
+        if index.compiled is not None and not index.stale:
+            return index.compiled
+        return CompiledGraph(index)
 
     def _prune(self, keep: str) -> None:
         gens = sorted(
@@ -305,20 +369,34 @@ class DirectoryStore:
         expected |= {f"{n}.npy" for n in VECTOR_TABLES} | {f"{n}.ids.json" for n in VECTOR_TABLES}
         for name in sorted(expected):
             self._check_file(gen_dir, files, name)
-        optional = {f"{n}.faiss" for n in VECTOR_TABLES}
+        optional = {f"{n}.faiss" for n in VECTOR_TABLES} | set(QUERY_SNAPSHOT_FILES)
         unexpected = sorted(p.name for p in gen_dir.iterdir() if p.name not in expected | optional | {"manifest.json"})
         if unexpected:
             logger.warning("%s: ignoring files not written by kg-rag: %s", gen_dir, ", ".join(unexpected))
-        try:
-            kg = KnowledgeGraph.from_records(
-                _read_jsonl(gen_dir / "entities.jsonl"),
-                _read_jsonl(gen_dir / "relations.jsonl"),
-                _read_jsonl(gen_dir / "chunks.jsonl"),
-            )
-        except IndexFormatError:
-            raise
-        except (KeyError, TypeError, ValueError) as exc:
-            raise IndexFormatError(gen_dir, f"graph records are inconsistent ({type(exc).__name__}: {exc})") from exc
+
+        def build_graph() -> KnowledgeGraph:
+            try:
+                return KnowledgeGraph.from_records(
+                    _read_jsonl(gen_dir / "entities.jsonl"),
+                    _read_jsonl(gen_dir / "relations.jsonl"),
+                    _read_jsonl(gen_dir / "chunks.jsonl"),
+                )
+            except IndexFormatError:
+                raise
+            except (KeyError, TypeError, ValueError) as exc:
+                raise IndexFormatError(
+                    gen_dir, f"graph records are inconsistent ({type(exc).__name__}: {exc})"
+                ) from exc
+
+        snapshot = all(name in files for name in QUERY_SNAPSHOT_FILES) and self.lazy
+        compiled = records = None
+        if snapshot:
+            from kg_rag.records import LazyKnowledgeGraph
+
+            compiled, records = self._load_snapshot(gen_dir, files)
+            kg: Any = LazyKnowledgeGraph(build_graph)
+        else:
+            kg = build_graph()
         tables = {}
         for name in VECTOR_TABLES:
             ids = _read_json(gen_dir / f"{name}.ids.json")
@@ -347,6 +425,10 @@ class DirectoryStore:
                     raise IndexFormatError(faiss_file, str(exc)) from exc
         report = IngestReport.from_dict(_read_json(gen_dir / "ingest_report.json"))
         emb = manifest.get("embedding") or {}
+        if compiled is not None and (
+            compiled.n_nodes != len(tables["entities"]) or len(compiled.fact_edge) != len(tables["facts"])
+        ):
+            raise IndexFormatError(gen_dir / "compiled.lists.json", "compiled graph does not match the vectors")
         return GraphIndex(
             kg,
             tables["entities"],
@@ -356,7 +438,33 @@ class DirectoryStore:
             bool(emb.get("type_prefix", True)),
             report,
             kg.version,
+            compiled=compiled,
+            records=records,
         )
+
+    def _load_snapshot(self, gen_dir: Path, files: dict[str, Any]) -> tuple[Any, Any]:
+        from kg_rag.compiled import CompiledGraph
+        from kg_rag.records import FileRecords
+
+        for name in QUERY_SNAPSHOT_FILES:
+            self._check_file(gen_dir, files, name)
+        arrays = {name: _read_plain_npy(gen_dir / f"compiled.{name}.npy") for name in CompiledGraph.ARRAYS}
+        lists = _read_json(gen_dir / "compiled.lists.json")
+        if not isinstance(lists, dict):
+            raise IndexFormatError(gen_dir / "compiled.lists.json", "expected a JSON object of lists")
+        try:
+            compiled = CompiledGraph.from_arrays(arrays, lists)
+        except (ValueError, TypeError) as exc:
+            raise IndexFormatError(gen_dir / "compiled.lists.json", f"compiled graph is inconsistent ({exc})") from exc
+        kinds = ("entities", "relations", "chunks")
+        offsets = {k: _read_plain_npy(gen_dir / f"{k}.offsets.npy") for k in kinds}
+        lines = {k: _read_plain_npy(gen_dir / f"compiled.{k}_lines.npy") for k in kinds}
+        expected = {"entities": compiled.n_nodes, "relations": compiled.n_edges, "chunks": compiled.n_chunks}
+        for k in kinds:
+            if len(lines[k]) != expected[k] or (lines[k].size and lines[k].max() >= len(offsets[k])):
+                raise IndexFormatError(gen_dir / f"compiled.{k}_lines.npy", "does not match the records")
+        records = FileRecords({k: gen_dir / f"{k}.jsonl" for k in kinds}, offsets, lines)
+        return compiled, records
 
 
 def save_index(index: GraphIndex, path: str | Path) -> None:
@@ -364,6 +472,10 @@ def save_index(index: GraphIndex, path: str | Path) -> None:
     DirectoryStore(path).save(index)
 
 
-def load_index(path: str | Path, *, verify: bool = True) -> GraphIndex:
-    """Load an index directory written by :func:`save_index`."""
-    return DirectoryStore(path, verify=verify).load()
+def load_index(path: str | Path, *, verify: bool = True, lazy: bool = True) -> GraphIndex:
+    """Load an index directory written by :func:`save_index`.
+
+    With ``lazy`` (the default) queries run from the saved compiled arrays and read records on demand; the
+    editable :class:`KnowledgeGraph` is built the first time ``index.kg`` is used for anything else.
+    """
+    return DirectoryStore(path, verify=verify, lazy=lazy).load()

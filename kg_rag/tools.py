@@ -81,7 +81,7 @@ def make_path_tool(retriever: Any, name: str = "find_connection", limit: int = 5
         paths = find_paths(
             cg, s, t, relation_types=relation_types, max_length=max_length, direction=direction, limit=limit
         )
-        kg = retriever.knowledge_graph
+        kg = cg.name_by_key
         if not paths:
             types = f" using {', '.join(relation_types)}" if relation_types else ""
             return (f"No path from {cg.names[s]} to {cg.names[t]} within {max_length} edges{types}.", [])

@@ -114,7 +114,18 @@ def _generation(store: DirectoryStore) -> Path:
     return store.path / json.loads((store.path / POINTER).read_text())["generation"]
 
 
-@pytest.mark.parametrize("victim", ["relations.jsonl", "entities.npy", "chunks.ids.json", "manifest.json"])
+@pytest.mark.parametrize(
+    "victim",
+    [
+        "relations.jsonl",
+        "entities.npy",
+        "chunks.ids.json",
+        "manifest.json",
+        "compiled.src.npy",
+        "compiled.lists.json",
+        "relations.offsets.npy",
+    ],
+)
 def test_corrupt_or_truncated_file_names_the_file(tmp_path, fake_embeddings, victim):
     store = DirectoryStore(tmp_path / "idx")
     store.save(sample_index(fake_embeddings))

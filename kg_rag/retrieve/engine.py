@@ -20,6 +20,7 @@ from kg_rag.context import format_context, render_path
 from kg_rag.embeddings import embed_query
 from kg_rag.index import GraphIndex
 from kg_rag.params import QueryParams
+from kg_rag.records import GraphRecords
 from kg_rag.retrieve.explore import expand
 from kg_rag.retrieve.relevance import ChunkRelevance
 from kg_rag.retrieve.seeds import match_seeds
@@ -64,7 +65,7 @@ class GraphRetrieverEngine:
         self.embeddings = embeddings
         self.params = params or QueryParams()
         self._lock = threading.Lock()
-        self._snapshot = (index, CompiledGraph(index))
+        self._snapshot = (index, index.compiled if index.compiled is not None else CompiledGraph(index))
         self.warm_up()
 
     def warm_up(self) -> None:
@@ -136,7 +137,8 @@ class GraphRetrieverEngine:
             node_sim[expansion.reached] = index.entities.vectors[expansion.reached] @ q[0]
         for n, s in sims.items():
             node_sim[n] = s
-        lexical = _bm25(index, cg).scores(query_text) if p.lexical_weight > 0 and cg.n_chunks else None
+        records = _records(index, cg)
+        lexical = _bm25(records, cg).scores(query_text) if p.lexical_weight > 0 and cg.n_chunks else None
         relevance = ChunkRelevance(index, cg, q, lexical, p.lexical_weight)
         t_expand = time.perf_counter()
 
@@ -152,14 +154,14 @@ class GraphRetrieverEngine:
         # Reading records (names, descriptions, evidence, chunk text) from the editable graph: hold its lock
         # so a concurrent writer cannot remove something between a check and a read.
         with index.kg._lock:
-            entities = self._entities(index, cg, out.node_scores, seeds, node_sim, p, blocked)
+            entities = self._entities(records, cg, out.node_scores, seeds, node_sim, p, blocked)
             selected = [cg.name_lookup[e.key] for e in entities]
             paths = _paths(cg, expansion, selected, facts, out.node_scores, p)
-            relations = _relations(index, cg, selected, out.node_scores, mask, p)
-            chunks = self._chunks(index, cg, chunk_rows, out, relevance, paths, seeds, node_sim)
+            relations = _relations(records, cg, selected, out.node_scores, mask, p)
+            chunks = self._chunks(records, cg, chunk_rows, out, relevance, paths, seeds, node_sim)
             result = RetrievalResult(query_text, chunks, entities, paths, relations)
             t_select = time.perf_counter()
-            result.context, result.section_tokens = format_context(result, index.kg, p)
+            result.context, result.section_tokens = format_context(result, cg.name_by_key, p)
         t_end = time.perf_counter()
         result.timings_ms = {
             "seeds": 1000 * (t_seed - t0),
@@ -173,7 +175,7 @@ class GraphRetrieverEngine:
 
     # --------------------------------------------------------------- helpers
     @staticmethod
-    def _entities(index, cg, scores, seeds, node_sim, p, blocked) -> list[ScoredEntity]:
+    def _entities(records, cg, scores, seeds, node_sim, p, blocked) -> list[ScoredEntity]:
         ranked = np.asarray(scores, dtype=np.float64).copy()
         for n, w in seeds.items():  # seeds always make the cut, in seed-weight order
             ranked[n] = max(ranked[n], 0) + 1e3 + w
@@ -189,13 +191,13 @@ class GraphRetrieverEngine:
             if ranked[n] <= 0:
                 continue
             key = cg.node_ids[n]
-            attrs = index.kg.graph.nodes[key] if key in index.kg.graph else {}
+            descriptions = records.entity_descriptions(int(n))
             out.append(
                 ScoredEntity(
                     key,
                     cg.names[n],
                     cg.types[n],
-                    "; ".join(attrs.get("descriptions", [])),
+                    "; ".join(descriptions),
                     float(scores[n]),
                     float(node_sim[n]) if node_sim[n] else None,
                     n in seeds,
@@ -204,14 +206,13 @@ class GraphRetrieverEngine:
         return out
 
     @staticmethod
-    def _chunks(index, cg, rows, out, relevance, paths, seeds, node_sim) -> list[ScoredChunk]:
-        kg = index.kg
+    def _chunks(records, cg, rows, out, relevance, paths, seeds, node_sim) -> list[ScoredChunk]:
         result = []
-        rendered = [(set(pa.nodes), render_path(kg, pa)) for pa in paths]
+        rendered = [(set(pa.nodes), render_path(cg.name_by_key, pa)) for pa in paths]
         dense = dict(zip(rows, relevance.dense_rows(np.asarray(rows, dtype=np.int64)).tolist()))
         for r in rows:
             cid = cg.chunk_ids[r]
-            chunk = kg.chunks.get(cid)
+            chunk = records.chunk(int(r))
             if chunk is None:
                 continue
             ents = cg.chunk_entities.indices[cg.chunk_entities.indptr[r] : cg.chunk_entities.indptr[r + 1]]
@@ -233,18 +234,24 @@ class GraphRetrieverEngine:
         return result
 
 
-def _bm25(index: GraphIndex, cg: CompiledGraph):
+def _records(index: GraphIndex, cg: CompiledGraph):
+    """Where a query reads records: the saved files of a loaded index whose graph was never built, else the
+    live graph."""
+    if index.records is not None and not getattr(index.kg, "materialized", True):
+        return index.records
+    return GraphRecords(index.kg, cg)
+
+
+def _bm25(records, cg: CompiledGraph):
     """BM25 over the snapshot's chunks (title + text), built once per compiled graph."""
     bm = cg.derived.get("bm25")
     if bm is None:
-        from kg_rag.index import chunk_text
         from kg_rag.lexical import BM25Index
 
         with cg.derived_lock:
             bm = cg.derived.get("bm25")
             if bm is None:
-                chunks = index.kg.chunks
-                bm = BM25Index([chunk_text(chunks[c]) if c in chunks else "" for c in cg.chunk_ids])
+                bm = BM25Index(records.chunk_texts())
                 cg.derived["bm25"] = bm
     return bm
 
@@ -305,7 +312,7 @@ def _paths(cg, expansion, selected, facts, scores, p) -> list[GraphPath]:
     return (paths + tail)[: p.max_paths]
 
 
-def _relations(index, cg, selected, scores, mask, p) -> list[RelationRow]:
+def _relations(records, cg, selected, scores, mask, p) -> list[RelationRow]:
     """In-network relations (both ends selected) first, then out-network ones ranked by how many selected
     entities their outside end links to, then by rank (combined degree)."""
     if not selected or p.max_relations == 0:
@@ -337,9 +344,8 @@ def _relations(index, cg, selected, scores, mask, p) -> list[RelationRow]:
     out_idx = np.flatnonzero(~inside)
     out_idx = out_idx[np.lexsort((-strength[out_idx], -rank[out_idx], -links[other[out_idx]]))]
     rows = []
-    kg = index.kg
     for i in np.concatenate([in_idx, out_idx])[: p.max_relations]:
-        rel = kg.get_relation(cg.relation_ids[edges[i]])
+        rel = records.relation(int(edges[i]))
         if rel is None:
             continue
         rows.append(
