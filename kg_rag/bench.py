@@ -48,6 +48,23 @@ def peak_rss_mb() -> float:
     return usage / 1024.0 if sys.platform != "darwin" else usage / (1024.0 * 1024.0)
 
 
+def rss_breakdown_mb() -> dict[str, float]:
+    """Resident memory split into anonymous (heap) and file-backed pages (memory-mapped vectors, which the
+    kernel can drop and re-read), in MB."""
+    out = {}
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith(("RssAnon:", "RssFile:")):
+                    out[line.split(":")[0]] = int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return {
+        "rss_anon_mb": round(out.get("RssAnon", float("nan")), 1),
+        "rss_file_mb": round(out.get("RssFile", float("nan")), 1),
+    }
+
+
 def current_rss_mb() -> float:
     try:
         with open("/proc/self/statm") as fh:
@@ -350,8 +367,10 @@ def serve_and_measure(index_dir: str, queries_file: str) -> dict[str, Any]:
     return {
         "load_s": round(load_s, 3),
         "loaded_latency_ms_p50": round(float(np.percentile(lat, 50)), 3),
+        "loaded_latency_ms_p95": round(float(np.percentile(lat, 95)), 3),
         "peak_rss_mb": round(peak_rss_mb(), 1),
         "rss_after_queries_mb": round(current_rss_mb(), 1),
+        **rss_breakdown_mb(),
     }
 
 

@@ -113,7 +113,14 @@ class VectorTable:
                 f"vector table is inconsistent: {len(self.ids)} ids, {len(self.hashes)} hashes, "
                 f"{self.vectors.shape[0]} vectors"
             )
-        self.position = {i: n for n, i in enumerate(self.ids)}
+        self._position: dict[str, int] | None = None
+
+    @property
+    def position(self) -> dict[str, int]:
+        """id -> row (built on first use; large tables on the query path never need it)."""
+        if self._position is None:
+            self._position = {i: n for n, i in enumerate(self.ids)}
+        return self._position
 
     def __len__(self) -> int:
         return len(self.ids)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import mmap
 import os
 import shutil
 import time
@@ -151,8 +152,10 @@ def _read_faiss(path: Path) -> Any:
     return index
 
 
-MMAP_MIN_BYTES = 64 << 20
-"""Vector files at least this large are memory-mapped rather than read into memory."""
+MMAP_MIN_BYTES = 256 << 20
+"""Vector files at least this large are memory-mapped rather than read into memory. Memory-mapped pages are
+page cache (shared, reclaimable) but the kernel maps ~64 KB around every row a query touches, so only the
+tables queries touch sparsely (large fact tables: a few dozen rows per search) are worth mapping."""
 
 
 def _sha256(path: Path) -> str:
@@ -191,6 +194,17 @@ def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
             yield row
 
 
+def _advise_random(array: np.ndarray) -> None:
+    """Queries read scattered rows of memory-mapped vectors; without this hint the kernel's read-ahead pulls
+    in ~128 KB around every row and the mapped file soon becomes resident."""
+    handle = getattr(array, "_mmap", None)
+    if handle is not None and hasattr(handle, "madvise") and hasattr(mmap, "MADV_RANDOM"):
+        try:
+            handle.madvise(mmap.MADV_RANDOM)
+        except OSError:
+            pass
+
+
 def _read_plain_npy(path: Path) -> np.ndarray:
     """A numeric/bool array of any shape (compiled graph arrays); never unpickles."""
     try:
@@ -208,6 +222,8 @@ def _read_npy(path: Path) -> np.ndarray:
     try:
         big = path.stat().st_size >= MMAP_MIN_BYTES
         array = np.load(path, allow_pickle=False, mmap_mode="r" if big else None)
+        if big:
+            _advise_random(array)
     except FileNotFoundError as exc:
         raise IndexFormatError(path, "file is missing") from exc
     except (ValueError, OSError, EOFError) as exc:
