@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import mmap
 import os
 import shutil
 import time
@@ -153,9 +152,8 @@ def _read_faiss(path: Path) -> Any:
 
 
 MMAP_MIN_BYTES = 256 << 20
-"""Vector files at least this large are memory-mapped rather than read into memory. Memory-mapped pages are
-page cache (shared, reclaimable) but the kernel maps ~64 KB around every row a query touches, so only the
-tables queries touch sparsely (large fact tables: a few dozen rows per search) are worth mapping."""
+"""Vector files at least this large are not read into memory: their rows are read on demand with ``pread``
+(:class:`kg_rag.rowfile.RowFile`). Queries touch such tables sparsely (a few dozen fact rows per search)."""
 
 
 def _sha256(path: Path) -> str:
@@ -194,17 +192,6 @@ def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
             yield row
 
 
-def _advise_random(array: np.ndarray) -> None:
-    """Queries read scattered rows of memory-mapped vectors; without this hint the kernel's read-ahead pulls
-    in ~128 KB around every row and the mapped file soon becomes resident."""
-    handle = getattr(array, "_mmap", None)
-    if handle is not None and hasattr(handle, "madvise") and hasattr(mmap, "MADV_RANDOM"):
-        try:
-            handle.madvise(mmap.MADV_RANDOM)
-        except OSError:
-            pass
-
-
 def _read_plain_npy(path: Path) -> np.ndarray:
     """A numeric/bool array of any shape (compiled graph arrays); never unpickles."""
     try:
@@ -220,10 +207,14 @@ def _read_plain_npy(path: Path) -> np.ndarray:
 
 def _read_npy(path: Path) -> np.ndarray:
     try:
-        big = path.stat().st_size >= MMAP_MIN_BYTES
-        array = np.load(path, allow_pickle=False, mmap_mode="r" if big else None)
-        if big:
-            _advise_random(array)
+        if path.stat().st_size >= MMAP_MIN_BYTES:
+            from kg_rag.rowfile import RowFile
+
+            rows = RowFile.open(path)
+            if rows.dtype != np.float32:
+                raise IndexFormatError(path, f"expected a 2-D float32 array, found {rows.dtype} {rows.shape}")
+            return rows  # type: ignore[return-value]
+        array = np.load(path, allow_pickle=False)
     except FileNotFoundError as exc:
         raise IndexFormatError(path, "file is missing") from exc
     except (ValueError, OSError, EOFError) as exc:

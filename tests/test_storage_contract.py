@@ -195,3 +195,24 @@ def test_refuses_to_write_into_a_foreign_directory(tmp_path, fake_embeddings):
     with pytest.raises(ValueError, match="not empty"):
         DirectoryStore(tmp_path / "mine").save(sample_index(fake_embeddings))
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
+
+
+def test_large_vector_files_are_read_by_row(tmp_path, fake_embeddings, monkeypatch):
+    """Above MMAP_MIN_BYTES vectors stay on disk and are read row by row; results are unchanged."""
+    import kg_rag.storage as storage
+    from kg_rag.rowfile import RowFile
+
+    index = sample_index(fake_embeddings, 6)
+    save_index_dir = tmp_path / "idx"
+    DirectoryStore(save_index_dir).save(index)
+    monkeypatch.setattr(storage, "MMAP_MIN_BYTES", 1)
+    loaded = DirectoryStore(save_index_dir).load()
+    assert isinstance(loaded.facts.vectors, RowFile)
+    rows = np.asarray(loaded.facts.vectors)
+    assert np.array_equal(rows, index.facts.vectors)
+    assert np.array_equal(loaded.facts.vectors[[2, 0]], index.facts.vectors[[2, 0]])
+    assert np.array_equal(loaded.facts.vectors[1:3], index.facts.vectors[1:3])
+    assert np.allclose(loaded.facts.vectors @ index.facts.vectors[0], index.facts.vectors @ index.facts.vectors[0])
+    q = index.facts.vectors[:1]
+    assert np.array_equal(loaded.facts.search(q, 3)[1], index.facts.search(q, 3)[1])
+    assert len(loaded.cache()) == len(index.cache())  # iterating rows works (used when re-indexing)
