@@ -376,7 +376,7 @@ def serve_and_measure(index_dir: str, queries_file: str) -> dict[str, Any]:
 
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "--serve":
-        print(json.dumps(serve_and_measure(sys.argv[2], sys.argv[3])))
+        sys.stdout.write(json.dumps(serve_and_measure(sys.argv[2], sys.argv[3])) + "\n")
     else:
-        print("internal entry point; use `kg-rag bench`", file=sys.stderr)
+        sys.stderr.write("internal entry point; use `kg-rag bench`\n")
         sys.exit(2)

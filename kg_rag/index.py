@@ -198,6 +198,8 @@ class GraphIndex:
     """Query arrays loaded with the index (so they need not be rebuilt); ``None`` = derive from ``kg``."""
     records: Any = field(default=None, repr=False, compare=False)
     """On-disk record reader of a loaded index (used while its graph has not been materialised)."""
+    saved_stats: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    """Graph counts recorded at save time, so ``stats()`` of a loaded index need not build the graph."""
 
     @property
     def dim(self) -> int:
@@ -222,7 +224,8 @@ class GraphIndex:
         )
 
     def stats(self) -> dict[str, Any]:
-        s = self.kg.stats()
+        lazy_unbuilt = not getattr(self.kg, "materialized", True)
+        s = dict(self.saved_stats) if self.saved_stats is not None and lazy_unbuilt else self.kg.stats()
         s["skipped"] = dict(sorted(self.report.skipped.items()))
         s["extraction_failures"] = len(self.report.failures)
         s["embedding_model"] = self.embedding_model

@@ -447,6 +447,7 @@ class DirectoryStore:
             kg.version,
             compiled=compiled,
             records=records,
+            saved_stats=manifest.get("stats") if isinstance(manifest.get("stats"), dict) else None,
         )
 
     def _load_snapshot(self, gen_dir: Path, files: dict[str, Any]) -> tuple[Any, Any]:

@@ -58,9 +58,9 @@ def markdown_tables(report: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     args = argv if argv is not None else sys.argv[1:]
     if len(args) != 1:
-        print("usage: python -m kg_rag.eval.report R.json", file=sys.stderr)
+        sys.stderr.write("usage: python -m kg_rag.eval.report R.json\n")
         return 2
-    print(markdown_tables(json.loads(Path(args[0]).read_text(encoding="utf-8"))))
+    sys.stdout.write(markdown_tables(json.loads(Path(args[0]).read_text(encoding="utf-8"))) + "\n")
     return 0
 
 
