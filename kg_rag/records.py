@@ -90,10 +90,6 @@ class FileRecords:
             raise IndexFormatError(self._paths[kind], f"line {line + 1} is not a JSON object")
         return record
 
-    def read_all(self, kind: str) -> bytes:
-        fd = self._fds[kind]
-        return os.pread(fd, os.fstat(fd).st_size, 0)
-
     def entity_descriptions(self, row: int) -> list[str]:
         record = self._read("entities", int(self._lines["entities"][row]))
         return [str(d) for d in record.get("descriptions", [])] if record else []

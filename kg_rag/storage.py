@@ -108,13 +108,6 @@ def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]], key: str | None = N
     return np.asarray(offsets, dtype=np.int64), lines
 
 
-def _write_int_npy(path: Path, array: np.ndarray) -> None:
-    with open(path, "wb") as fh:
-        np.save(fh, np.ascontiguousarray(array), allow_pickle=False)
-        fh.flush()
-        os.fsync(fh.fileno())
-
-
 def _write_json(path: Path, obj: Any) -> None:
     with open(path, "w", encoding="utf-8") as fh:
         json.dump(obj, fh, ensure_ascii=False, indent=1, sort_keys=True)
@@ -122,9 +115,10 @@ def _write_json(path: Path, obj: Any) -> None:
         os.fsync(fh.fileno())
 
 
-def _write_npy(path: Path, array: np.ndarray) -> None:
+def _write_npy(path: Path, array: Any, dtype: Any = None) -> None:
+    """Write an array as ``.npy`` (never pickled); ``dtype`` converts first (vectors are stored as float32)."""
     with open(path, "wb") as fh:
-        np.save(fh, np.ascontiguousarray(array, dtype=np.float32), allow_pickle=False)
+        np.save(fh, np.ascontiguousarray(array, dtype=dtype), allow_pickle=False)
         fh.flush()
         os.fsync(fh.fileno())
 
@@ -265,21 +259,21 @@ class DirectoryStore:
             # the query snapshot: compiled arrays plus record offsets, so loading needs no NetworkX
             arrays, lists = compiled.to_arrays()
             for name, array in arrays.items():
-                _write_int_npy(tmp_dir / f"compiled.{name}.npy", array)
+                _write_npy(tmp_dir / f"compiled.{name}.npy", array)
             _write_json(tmp_dir / "compiled.lists.json", lists)
             for name, offsets, lines, ids in (
                 ("entities", entity_off, entity_lines, lists["node_ids"]),
                 ("relations", rel_off, rel_lines, lists["relation_ids"]),
                 ("chunks", chunk_off, chunk_lines, lists["chunk_ids"]),
             ):
-                _write_int_npy(tmp_dir / f"{name}.offsets.npy", offsets)
-                _write_int_npy(
+                _write_npy(tmp_dir / f"{name}.offsets.npy", offsets)
+                _write_npy(
                     tmp_dir / f"compiled.{name}_lines.npy", np.asarray([lines.get(i, -1) for i in ids], dtype=np.int64)
                 )
             _write_json(tmp_dir / "ingest_report.json", index.report.to_dict())
             for name in VECTOR_TABLES:
                 table: VectorTable = getattr(index, name)
-                _write_npy(tmp_dir / f"{name}.npy", table.vectors)
+                _write_npy(tmp_dir / f"{name}.npy", table.vectors, np.float32)
                 _write_json(tmp_dir / f"{name}.ids.json", {"ids": table.ids, "hashes": table.hashes})
                 if not table.exact:  # large tables: persist the trained inverted-file index too
                     _write_faiss(tmp_dir / f"{name}.faiss", table.faiss_index())
