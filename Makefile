@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade pip
 	# CPU build first: otherwise the `local` extra pulls a multi-GB CUDA torch.
 	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e ".[local,test]"
+	$(BIN)/python -m pip install -q -e ".[local,postgres,test]"
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -26,10 +26,11 @@ from typing import Any
 
 import numpy as np
 
-from kg_rag.graph import KnowledgeGraph
-from kg_rag.index import GraphIndex, VectorTable
+from kg_rag.index.build import GraphIndex
+from kg_rag.index.vectors import VectorTable
 from kg_rag.ingest.report import IngestReport
-from kg_rag.params import get_preset
+from kg_rag.model.graph import KnowledgeGraph
+from kg_rag.query.params import get_preset
 
 logger = logging.getLogger(__name__)
 
@@ -261,14 +262,15 @@ class _VectorsOnly:
 
 
 def _measure_in_memory(synth: SyntheticGraph, strategies: tuple[str, ...], seed003_queries: int) -> dict[str, Any]:
-    from kg_rag.retrieve.engine import GraphRetrieverEngine
+    from kg_rag.query.engine import QueryEngine
+    from kg_rag.store.memory import LiveBackend
 
     t0 = time.perf_counter()
-    engine = GraphRetrieverEngine(synth.index, _VectorsOnly(), get_preset("default"))
+    engine = QueryEngine(LiveBackend(synth.index, _VectorsOnly()), _VectorsOnly(), get_preset("default"))
     result: dict[str, Any] = {"build_s": round(time.perf_counter() - t0, 3)}  # arrays + FAISS, no embedding
     params = get_preset("default")
     for name in strategies:
-        p = params.replace(strategy=name)
+        p = params.replace(strategy=name)  # each strategy with its default knobs
         lat = _latencies(lambda q, t, p=p: engine.retrieve_by_vector(q, t, p), synth.queries, synth.query_texts)
         result[f"{name}_latency_ms_p50"] = round(float(np.percentile(lat, 50)), 3)
         result[f"{name}_latency_ms_p95"] = round(float(np.percentile(lat, 95)), 3)
@@ -296,10 +298,18 @@ def run_benchmark(
     strategies: tuple[str, ...] = ("chain", "frequency", "path", "ppr"),
     seed003_queries: int | None = None,
     workdir: str | Path | None = None,
+    store: str = "directory",
+    pg_uri: str | None = None,
 ) -> dict[str, Any]:
-    """Run the benchmark; returns the JSON-ready result (see the module docstring)."""
-    from kg_rag.storage import save_index
+    """Run the benchmark; returns the JSON-ready result (see the module docstring).
 
+    ``store="postgres"`` saves the graph into PostgreSQL (``pg_uri``, or a server started for the run in a
+    temporary folder) and serves the queries from there in a fresh process.
+    """
+    from kg_rag.store.directory import save_index
+
+    if store not in ("directory", "postgres"):
+        raise ValueError(f"store must be directory or postgres, got {store!r}")
     if not strategies:
         raise ValueError("name at least one strategy")
     t0 = time.perf_counter()
@@ -317,23 +327,58 @@ def run_benchmark(
     # persistence: save here, then load and query in a fresh process, so its peak RSS is that of a loaded
     # index serving queries (not of the generator and the seed-003 reference above)
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
+        queries_file = Path(tmp) / "queries.npy"
+        np.save(queries_file, synth.queries, allow_pickle=False)
+        if store == "postgres":
+            result.update(_measure_postgres(synth, Path(tmp), queries_file, pg_uri))
+            return result
         t0 = time.perf_counter()
         save_index(synth.index, Path(tmp) / "idx")
         result["save_s"] = round(time.perf_counter() - t0, 3)
-        queries_file = Path(tmp) / "queries.npy"
-        np.save(queries_file, synth.queries, allow_pickle=False)
         synth = None  # free the generator's copy before the child process loads
         gc.collect()
-        child = subprocess.run(
-            [sys.executable, "-m", "kg_rag.bench", "--serve", str(Path(tmp) / "idx"), str(queries_file)],
-            capture_output=True,
-            text=True,
-            timeout=3600,
-        )
-        if child.returncode != 0:
-            raise RuntimeError(f"benchmark load process failed: {child.stderr.strip()[-500:]}")
-        result.update(json.loads(child.stdout.strip().splitlines()[-1]))
+        result.update(_serve_in_child(["--serve", str(Path(tmp) / "idx"), str(queries_file)]))
     return result
+
+
+def _serve_in_child(args: list[str]) -> dict[str, Any]:
+    child = subprocess.run([sys.executable, "-m", "kg_rag.bench", *args], capture_output=True, text=True, timeout=3600)
+    if child.returncode != 0:
+        raise RuntimeError(f"benchmark load process failed: {child.stderr.strip()[-500:]}")
+    return json.loads(child.stdout.strip().splitlines()[-1])
+
+
+def _measure_postgres(synth: SyntheticGraph, tmp: Path, queries_file: Path, pg_uri: str | None) -> dict[str, Any]:
+    """Save into a fresh schema, serve the queries from PostgreSQL in a child process, drop the schema."""
+    import uuid
+
+    from kg_rag.store.postgres import PostgresStore
+    from kg_rag.store.postgres.embedded import EmbeddedPostgres
+
+    server = None
+    if pg_uri is None:
+        server = EmbeddedPostgres(tmp / "pgdata")
+        pg_uri = server.start()
+    sep = "&" if "?" in pg_uri else "?"
+    uri = f"{pg_uri}{sep}kg_schema=bench_{uuid.uuid4().hex[:8]}"
+    target = PostgresStore(uri)
+    try:
+        t0 = time.perf_counter()
+        target.save(synth.index)
+        out: dict[str, Any] = {"store": "postgres", "save_s": round(time.perf_counter() - t0, 3)}
+        with target.connect(autocommit=True) as conn:
+            size = conn.execute(
+                "SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace n "
+                "ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relkind = 'r'",
+                (target.schema,),
+            ).fetchone()[0]
+        out["database_mb"] = round(float(size or 0) / 2**20, 1)
+        out.update(_serve_in_child(["--serve-postgres", uri, str(queries_file)]))
+        return out
+    finally:
+        target.drop()
+        if server is not None:
+            server.stop()
 
 
 def markdown_table(results: list[dict[str, Any]]) -> str:
@@ -353,14 +398,17 @@ def markdown_table(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def serve_and_measure(index_dir: str, queries_file: str) -> dict[str, Any]:
-    """Child process of :func:`run_benchmark`: load the index, answer the queries, report time and memory."""
-    from kg_rag.retrieve.engine import GraphRetrieverEngine
-    from kg_rag.storage import load_index
+def serve_and_measure(index_dir: str, queries_file: str, store: str = "directory") -> dict[str, Any]:
+    """Child process of :func:`run_benchmark`: open the index, answer the queries, report time and memory."""
+    from kg_rag.query.engine import QueryEngine
+    from kg_rag.store import open_store
+    from kg_rag.store.directory import DirectoryStore
 
     t0 = time.perf_counter()
-    index = load_index(index_dir, verify=False)
-    engine = GraphRetrieverEngine(index, _VectorsOnly(), get_preset("default"))
+    backend = (
+        DirectoryStore(index_dir, verify=False).backend() if store == "directory" else open_store(index_dir).backend()
+    )
+    engine = QueryEngine(backend, _VectorsOnly(), get_preset("default"))
     load_s = time.perf_counter() - t0
     queries = np.load(queries_file, allow_pickle=False)
     lat = _latencies(lambda q, t: engine.retrieve_by_vector(q, t), queries, ["query"] * len(queries))
@@ -375,8 +423,9 @@ def serve_and_measure(index_dir: str, queries_file: str) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == "--serve":
-        sys.stdout.write(json.dumps(serve_and_measure(sys.argv[2], sys.argv[3])) + "\n")
+    if len(sys.argv) == 4 and sys.argv[1] in ("--serve", "--serve-postgres"):
+        kind = "directory" if sys.argv[1] == "--serve" else "postgres"
+        sys.stdout.write(json.dumps(serve_and_measure(sys.argv[2], sys.argv[3], kind)) + "\n")
     else:
         sys.stderr.write("internal entry point; use `kg-rag bench`\n")
         sys.exit(2)

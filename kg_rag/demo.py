@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kg_rag.graph import KnowledgeGraph
+from kg_rag.model.graph import KnowledgeGraph
 
 DEMO_CORPUS = Path(__file__).parent / "_data" / "demo" / "demo_corpus.json"
 DEMO_QUESTIONS = (

@@ -1,79 +1,65 @@
 """Offline token counting.
 
-``tiktoken.get_encoding("cl100k_base")`` normally downloads its BPE file. kg-rag ships that file
-(verified by sha256) and points ``TIKTOKEN_CACHE_DIR`` at it before tiktoken first loads an encoding,
-so token counting — ours and ``langchain-text-splitters``' — works with no network.
+``tiktoken.get_encoding("cl100k_base")`` normally downloads its BPE file. kg-rag ships that file (verified by
+sha256) and builds the ``tiktoken.Encoding`` from it directly, so token counting — ours and the text
+splitter's — works with no network, and the process environment (``TIKTOKEN_CACHE_DIR``) is left alone.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
-import logging
-import os
-import shutil
 import threading
 from functools import lru_cache
 from pathlib import Path
-
-logger = logging.getLogger(__name__)
+from typing import Any
 
 ENCODING_NAME = "cl100k_base"
-# tiktoken's cache key is sha1 of the download URL; the file content is pinned by sha256.
-_CACHE_KEY = "9b5ad71b2ce5302211f9c61530b329a4922fc6a4"
+_SHIPPED = Path(__file__).parent / "_data" / "tiktoken" / "9b5ad71b2ce5302211f9c61530b329a4922fc6a4"
 _SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
-_SHIPPED_DIR = Path(__file__).parent / "_data" / "tiktoken"
 _lock = threading.Lock()
-_ready = False
 
 
-def _valid(path: Path) -> bool:
+def _shipped_ranks() -> dict[bytes, int]:
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest() == _SHA256
-    except OSError:
-        return False
-
-
-def ensure_offline_tiktoken() -> None:
-    """Make ``cl100k_base`` loadable without network. Idempotent and thread-safe.
-
-    If the user already set ``TIKTOKEN_CACHE_DIR`` we respect it and only add the verified file when
-    it is missing there; otherwise we point the variable at the copy shipped in the package.
-    """
-    global _ready
-    if _ready:
-        return
-    with _lock:
-        if _ready:
-            return
-        shipped = _SHIPPED_DIR / _CACHE_KEY
-        if not _valid(shipped):
-            raise RuntimeError(
-                f"{shipped}: the shipped cl100k_base BPE file is missing or fails its sha256 check; reinstall kg-rag"
-            )
-        user_dir = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
-        if not user_dir:
-            os.environ["TIKTOKEN_CACHE_DIR"] = str(_SHIPPED_DIR)
-        else:
-            target = Path(user_dir) / _CACHE_KEY
-            if not _valid(target):
-                try:
-                    Path(user_dir).mkdir(parents=True, exist_ok=True)
-                    tmp = target.with_suffix(".kg-rag.tmp")
-                    shutil.copyfile(shipped, tmp)
-                    os.replace(tmp, target)
-                except OSError as exc:  # read-only cache dir: fall back to ours
-                    logger.warning("cannot write tiktoken cache %s (%s); using the shipped copy", user_dir, exc)
-                    os.environ["TIKTOKEN_CACHE_DIR"] = str(_SHIPPED_DIR)
-        _ready = True
+        data = _SHIPPED.read_bytes()
+    except OSError as exc:
+        raise RuntimeError(f"{_SHIPPED}: the shipped cl100k_base BPE file is missing; reinstall kg-rag") from exc
+    if hashlib.sha256(data).hexdigest() != _SHA256:
+        raise RuntimeError(f"{_SHIPPED}: the shipped cl100k_base BPE file fails its sha256 check; reinstall kg-rag")
+    ranks: dict[bytes, int] = {}
+    for line in data.splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return ranks
 
 
 @lru_cache(maxsize=4)
-def get_encoding(name: str = ENCODING_NAME):
-    """Return a tiktoken encoding, loaded offline."""
-    ensure_offline_tiktoken()
+def get_encoding(name: str = ENCODING_NAME) -> Any:
+    """A tiktoken encoding: ``cl100k_base`` from the shipped file (no network, no cache directory); other
+    names through tiktoken as usual."""
     import tiktoken
 
-    return tiktoken.get_encoding(name)
+    if name != ENCODING_NAME:
+        return tiktoken.get_encoding(name)
+    import tiktoken_ext.openai_public as public
+
+    ranks = _shipped_ranks()
+    original = public.load_tiktoken_bpe
+
+    def local(url: str, expected_hash: str | None = None) -> dict[bytes, int]:
+        if url.endswith("/cl100k_base.tiktoken"):
+            return ranks
+        return original(url, expected_hash)
+
+    with _lock:  # tiktoken keeps the pattern and special tokens in its constructor: call it with our ranks
+        public.load_tiktoken_bpe = local
+        try:
+            spec = public.cl100k_base()
+        finally:
+            public.load_tiktoken_bpe = original
+    return tiktoken.Encoding(**spec)
 
 
 def count_tokens(text: str, encoding: str = ENCODING_NAME) -> int:

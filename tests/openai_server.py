@@ -16,6 +16,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 EDGE = re.compile(r"^(.*?(?:-\[[A-Z0-9_]+\]->|<-\[[A-Z0-9_]+\]-).*)$", re.M)
+COMMUNITY_REF = re.compile(r"\[communities: ([^,\]\s]+)")
+REPORT_HEAD = re.compile(r"^# (.*?) \(community (\S+?), level")
 FACT = re.compile(r"(\w[\w ]*?\w) (supersedes|revokes|reports to) (\w[\w ]*?\w)(?=[.,;]|$)", re.I | re.M)
 
 
@@ -50,6 +52,10 @@ class FakeOpenAI:
         messages = body.get("messages", [])
         if body.get("response_format"):
             schema = body["response_format"].get("json_schema", {}).get("name", "")
+            if schema == "CommunityReportOutput":
+                return {"role": "assistant", "content": json.dumps(self.community_report(messages))}
+            if schema == "KeyPoints":
+                return {"role": "assistant", "content": json.dumps(self.key_points(messages))}
             if schema == "ReasonedAnswer":
                 context = "\n".join(str(m.get("content", "")) for m in messages if m.get("role") == "user")
                 edges = edges_in(context)
@@ -60,6 +66,13 @@ class FakeOpenAI:
         if body.get("tools"):
             return self.agent_turn(messages, [t["function"]["name"] for t in body["tools"]])
         context = "\n".join(str(m.get("content", "")) for m in messages if m.get("role") == "user")
+        if "Key points:" in context:  # the reduce step of global search
+            cited = COMMUNITY_REF.findall(context)
+            point = next((ln[2:] for ln in context.splitlines() if ln.startswith("- (")), "")
+            answer = (
+                f"{point.split(') ', 1)[-1].split(' [communities')[0]} [c:{cited[0]}]" if cited else "I do not know."
+            )
+            return {"role": "assistant", "content": answer}
         edges = edges_in(context)
         answer = f"According to [1]: {edges[0]}" if edges else "I do not know."
         return {"role": "assistant", "content": answer}
@@ -83,6 +96,35 @@ class FakeOpenAI:
             names += [src, tgt]
         entities = [{"name": n, "type": "POLICY", "description": ""} for n in dict.fromkeys(names)]
         return {"entities": entities, "relations": relations}
+
+    @staticmethod
+    def community_report(messages: list[dict[str, Any]]) -> dict[str, Any]:
+        text = str(messages[-1].get("content", ""))
+        names = [ln[2:].split(" [")[0] for ln in text.splitlines() if ln.startswith("- ")]
+        relations = [ln for ln in text.splitlines() if ln.startswith("[r:")]
+        ids = [ln[3:].split("]", 1)[0] for ln in relations]
+        findings = [
+            {"summary": ln.split("] ", 1)[1].split(" — ")[0], "explanation": "stated in the sources"}
+            for ln in relations[:3]
+        ]
+        return {
+            "title": " and ".join(names[:2]) or "Community",
+            "summary": f"{len(names)} entities around {names[0] if names else 'nothing'}.",
+            "findings": findings,
+            "rating": 6.5,
+            "rating_explanation": "central to the collection",
+            "cited_relation_ids": ids[:3],
+        }
+
+    @staticmethod
+    def key_points(messages: list[dict[str, Any]]) -> dict[str, Any]:
+        text = str(messages[-1].get("content", ""))
+        points = []
+        for line in text.splitlines():
+            match = REPORT_HEAD.match(line)
+            if match:
+                points.append({"description": match.group(1), "score": 60, "communities": [match.group(2)]})
+        return {"points": points}
 
     @staticmethod
     def agent_turn(messages: list[dict[str, Any]], tools: list[str]) -> dict[str, Any]:

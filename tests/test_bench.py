@@ -8,8 +8,8 @@ import numpy as np
 
 from kg_rag.bench import Seed003Reference, synthetic_index
 from kg_rag.cli import main
-from kg_rag.params import get_preset
-from kg_rag.retrieve.engine import GraphRetrieverEngine
+from kg_rag.query.engine import QueryEngine
+from kg_rag.query.params import get_preset
 
 
 def test_bench_json_has_every_field(capsys):
@@ -52,7 +52,7 @@ def test_seed003_reference_and_kg_rag_preset_agree_on_matched_entities():
         embed_documents = embed_query
 
     params = get_preset("seed003")
-    engine = GraphRetrieverEngine(s.index, _V(), params)
+    engine = QueryEngine.for_index(s.index, _V(), params)
     for q, text in zip(s.queries, s.query_texts):
         ours = [c.id for c in engine.retrieve_by_vector(q, text, params).chunks]
         assert set(ours) == set(ref.retrieve(q))

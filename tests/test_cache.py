@@ -2,8 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from kg_rag import KnowledgeGraph, build_index, load_index, save_index
-from kg_rag.graph import Chunk
+from kg_rag import Chunk, KnowledgeGraph, build_index, load_index, save_index
 
 
 def test_reindexing_unchanged_text_is_nearly_free(tmp_path, counting_embeddings):

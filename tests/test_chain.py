@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from kg_rag import EntityBasedKGRAG, KnowledgeGraph, QueryParams
-from kg_rag.compiled import CompiledGraph
-from kg_rag.graph import Chunk
-from kg_rag.index import build_index
-from kg_rag.retrieve.strategies import link_specificity
+from kg_rag import Chain, Chunk, EntityBasedKGRAG, KnowledgeGraph, QueryParams
+from kg_rag.query.strategies import link_specificity
 
 QUESTION = "What country was the author of the Brandon play a citizen of?"
 
@@ -30,7 +27,7 @@ def bridge_graph() -> KnowledgeGraph:
 
 def test_chain_pulls_the_bridge_passage_up(bow_embeddings):
     kg = bridge_graph()
-    dense = EntityBasedKGRAG.from_graph(kg, bow_embeddings, params=QueryParams(strategy="chain", chain_weight=0.0))
+    dense = EntityBasedKGRAG.from_graph(kg, bow_embeddings, params=QueryParams(strategy=Chain(weight=0.0)))
     chain = EntityBasedKGRAG(index=dense.index, embeddings=bow_embeddings, params=QueryParams(strategy="chain"))
     dense_ids = [d.metadata["chunk_id"] for d in dense.invoke(QUESTION, k=4)]
     chain_ids = [d.metadata["chunk_id"] for d in chain.invoke(QUESTION, k=4)]
@@ -59,7 +56,10 @@ def test_link_specificity_decays_for_common_entities(bow_embeddings):
         kg.add_entity("Common", None, chunk_id=f"c{i}")
     kg.add_entity("Rare", None, chunk_id="c0")
     kg.add_entity("Rare", None, chunk_id="c1")
-    cg = CompiledGraph(build_index(kg, bow_embeddings))
-    spec = link_specificity(cg, 5.0)
-    assert spec[cg.name_lookup["rare"]] == 1.0
-    assert np.isclose(spec[cg.name_lookup["common"]], 5.0 / 11.0)
+    r = EntityBasedKGRAG.from_graph(kg, bow_embeddings)
+    with r.backend.reader() as view:
+        ids = view.lookup_entities(["rare", "common"])
+        counts = view.mention_counts(np.asarray([ids["rare"], ids["common"]]))
+    spec = link_specificity(counts, 5.0)
+    assert spec[0] == 1.0
+    assert np.isclose(spec[1], 5.0 / 11.0)

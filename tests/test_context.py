@@ -9,9 +9,8 @@ import re
 
 import pytest
 
-from kg_rag import EntityBasedKGRAG, KnowledgeGraph, QueryParams
+from kg_rag import Chunk, EntityBasedKGRAG, KnowledgeGraph, QueryParams
 from kg_rag.context import RELATION_COLUMNS, quote_name, render_edge
-from kg_rag.graph import Chunk
 from kg_rag.tokens import count_tokens
 
 HOSTILE = ["A -> B", "x -[EVIL]-> y", "pipe | name", "comma, name", 'quote "name"', "bracket [x]", "tab\tname"]
@@ -132,7 +131,13 @@ def test_descriptions_shrink_before_rows_are_dropped(bow_embeddings):
     for i in range(8):
         kg.add_relation("Hub", f"Spoke {i}", "OWNS", chunk_id="c", description=long_desc)
     r = EntityBasedKGRAG.from_graph(kg, bow_embeddings)
-    kwargs = {"include_entities": ["Hub"], "max_paths": 0, "relations_share": 1.0, "entities_share": 0.0}
+    kwargs = {
+        "include_entities": ["Hub"],
+        "max_paths": 0,
+        "relations_share": 1.0,
+        "entities_share": 0.0,
+        "community_share": 0.0,
+    }
     full = rows_of(r.retrieve("Hub", max_context_tokens=20000, **kwargs).context)
     assert len(full) == 9 and all(len(row[3]) > 500 for row in full[1:])
     tight = rows_of(r.retrieve("Hub", max_context_tokens=300, **kwargs).context)

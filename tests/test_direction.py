@@ -10,8 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from kg_rag import KnowledgeGraph, build_index, load_index, save_index
-from kg_rag.graph import Chunk
+from kg_rag import Chunk, KnowledgeGraph, build_index, load_index, save_index
 from kg_rag.ingest import LLMExtractor, import_graph_documents
 
 FACTS = [("EO_14028", "SUPERSEDES", "EO_13800"), ("STATUTE_2021", "REVOKES", "REGULATION_2020")]
@@ -98,7 +97,7 @@ def test_save_load_add_delete_keep_direction(extracted, tmp_path, fake_embedding
 
     # delete: the unrelated doc goes, the directed facts stay (still supported by the others)
     removed = again.kg.remove_document("other")
-    assert removed == {"chunks": 1, "relations": 1, "entities": 2}
+    assert removed == {"chunks": 1, "relations": 1, "entities": 2, "descriptions": 0}
     assert_directed(again.kg)
     again.kg.remove_document("orders")
     assert_directed(again.kg)  # still supported by the GraphDocument chunk

@@ -8,13 +8,13 @@ import math
 import numpy as np
 import pytest
 
-from kg_rag import KnowledgeGraph, build_index, save_index
+from kg_rag import Chunk, KnowledgeGraph, build_index, save_index
 from kg_rag.cli import main
 from kg_rag.eval import BM25Index, answer_in_text, evaluate, load_musique_questions, normalise_answer
 from kg_rag.eval.datasets import hop_group
 from kg_rag.eval.methods import BUILTIN, MethodSpec, load_method_specs
 from kg_rag.eval.metrics import exact_match, f1, recall_at, reciprocal_rank
-from kg_rag.graph import Chunk
+from kg_rag.store.memory import LiveBackend
 
 from .conftest import REPO, BagOfWordsEmbeddings
 
@@ -81,18 +81,20 @@ def test_bm25_ranks_term_matches_first():
 
 def test_loader_matches_gold_by_text(small_eval):
     index, _, tmp = small_eval
-    qs = load_musique_questions(tmp / "q.json", index.kg)
+    qs = load_musique_questions(tmp / "q.json", index.kg.chunks.values())
     assert qs[0].gold_chunks == ["p0", "p1"] and qs[0].answers == ["Norway", "Norwegian"] and qs[0].group == "2hop"
     bad = tmp / "bad.json"
     bad.write_text(json.dumps([{**QUESTIONS[1], "paragraphs": [{"paragraph_text": "missing", "is_supporting": True}]}]))
     with pytest.raises(ValueError, match="not in the index"):
-        load_musique_questions(bad, index.kg)
+        load_musique_questions(bad, index.kg.chunks.values())
 
 
 def test_runner_reports_every_metric(small_eval):
     index, emb, tmp = small_eval
-    qs = load_musique_questions(tmp / "q.json", index.kg)
-    report = evaluate(qs, index, emb, [BUILTIN["dense"], BUILTIN["bm25"], BUILTIN["kg-rag"]], (1, 2), progress=False)
+    qs = load_musique_questions(tmp / "q.json", index.kg.chunks.values())
+    report = evaluate(
+        qs, LiveBackend(index, emb), emb, [BUILTIN["dense"], BUILTIN["bm25"], BUILTIN["kg-rag"]], (1, 2), progress=False
+    )
     assert report["questions"] == 2
     for name in ("dense", "bm25", "kg-rag"):
         m = report["methods"][name]
@@ -185,11 +187,11 @@ def test_sec10q_loader_and_doc_f1(tmp_path):
                 "New Answer": "13507",
             }
         )
-    qs = load_sec10q_questions(path, kg)
+    qs = load_sec10q_questions(path, kg.chunks.values())
     assert qs[0].gold_docs == ["2023_Q2_AAPL.pdf"] and qs[1].gold_docs == ["2023_Q3_NVDA.pdf"]
     assert qs[0].numeric_answer == 94836.0 and qs[0].gold_chunks == []
     emb = BagOfWordsEmbeddings()
-    report = evaluate(qs, build_index(kg, emb), emb, [BUILTIN["bm25"]], (1,), progress=False)
+    report = evaluate(qs, LiveBackend(build_index(kg, emb), emb), emb, [BUILTIN["bm25"]], (1,), progress=False)
     m = report["methods"]["bm25"]
     assert m["recall@1"] is None and m["answer_in_context@1"] == 1.0 and m["graph_doc_f1@1"] == 1.0
 
@@ -198,5 +200,9 @@ def test_graph_connection_f1_counts_bridges_joining_retrieved_chunks(small_eval)
     from kg_rag.eval.runner import connection_f1
 
     index, _, _ = small_eval
-    assert connection_f1(index, ["p0", "p1"], ["Henrik Ibsen"]) == 1.0  # both chunks mention the bridge
-    assert connection_f1(index, ["p0", "p2"], ["Henrik Ibsen"]) == 0.0
+    kg = index.kg
+    mentions = {c: kg.entities_of_chunk(c) for c in kg.chunks}
+    texts = {c: chunk.text for c, chunk in kg.chunks.items()}
+    known = set(kg.graph.nodes)
+    assert connection_f1(mentions, texts, known, ["p0", "p1"], ["Henrik Ibsen"]) == 1.0  # both mention the bridge
+    assert connection_f1(mentions, texts, known, ["p0", "p2"], ["Henrik Ibsen"]) == 0.0

@@ -8,8 +8,7 @@ import time
 
 import pytest
 
-from kg_rag import KnowledgeGraph
-from kg_rag.graph import Chunk
+from kg_rag import Chunk, KnowledgeGraph
 from kg_rag.ingest import IngestReport, LLMExtractor
 
 GOOD = {
@@ -45,7 +44,7 @@ def test_invalid_output_is_retried_recorded_and_reextractable(scripted_llm):
     report = extractor.ingest(kg, chunks())
 
     assert list(report.failures) == ["c1"]
-    assert "ValidationError" in report.failures["c1"]
+    assert "validation error" in report.failures["c1"]
     assert max(attempts.values()) == 3  # first try + 2 retries for the broken chunk
     assert set(kg.chunks) == {"c0", "c1", "c2"}  # the failed chunk stays in the store
     assert kg.find_relations("Order B", "Order A", "SUPERSEDES")[0].chunk_ids == ["c0", "c2"]
@@ -138,3 +137,73 @@ def test_prompt_carries_the_vocabulary_and_data_delimiters(scripted_llm):
 
     LLMExtractor(scripted_llm(responder), retry_initial_wait=0).ingest(KnowledgeGraph(), chunks(1))
     assert seen and seen[0].startswith("Text:\n<<<") and seen[0].endswith(">>>")
+
+
+def test_entities_and_relations_are_capped_by_chunk_length(scripted_llm):
+    """An answer of 2 000 entities for a 7-word chunk is cut to the chunk's size, and the cut is counted."""
+    flood = {
+        "entities": [{"name": f"Thing {i}"} for i in range(2000)],
+        "relations": [{"source": f"Thing {i}", "target": f"Thing {i + 1}", "type": "NEXT"} for i in range(2000)],
+    }
+    kg = KnowledgeGraph()
+    report = LLMExtractor(scripted_llm(lambda text: flood), retry_initial_wait=0).ingest(
+        kg, [Chunk("c", "Seven words of text in this chunk.", "d")]
+    )
+    assert len(kg) <= 9 and kg.stats()["relations"] <= 8
+    assert report.skipped["entities_over_cap"] == 1992 and report.skipped["relations_over_cap"] == 1992
+
+
+def test_one_retry_layer_and_a_per_call_timeout(openai_server, tmp_path, monkeypatch, capsys):
+    """A hanging model costs (1 + retries) x timeout per chunk, not 9 x 60 s: the client does not retry on its
+    own, the timeout comes from --llm-timeout or KG_RAG_LLM_TIMEOUT, and a run where every chunk failed exits 1
+    and says so even with -q."""
+    from kg_rag.cli import main
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.txt").write_text("Order B supersedes Order A.")
+    openai_server.mode = "slow"
+    openai_server.slow_seconds = 5.0
+    monkeypatch.setenv("KG_RAG_LLM_TIMEOUT", "0.3")
+    code = main(
+        [
+            "index",
+            "--docs",
+            str(tmp_path / "docs"),
+            "--out",
+            str(tmp_path / "idx"),
+            "--embeddings",
+            "fake:8",
+            "-q",
+            "--llm-retries",
+            "1",
+        ]
+    )
+    out, err = capsys.readouterr()
+    assert code == 1 and "every extraction failed" in err and "chunks extracted 0, failed 1" in out
+    assert "Timeout" in out or "timed out" in out.lower()
+    assert len(openai_server.requests) == 2  # one try and one retry, no client-side retries on top
+    assert not (tmp_path / "idx").exists() or not (tmp_path / "idx" / "kg-rag-index.json").exists()
+
+    openai_server.requests.clear()
+    code = main(
+        [
+            "index",
+            "--docs",
+            str(tmp_path / "docs"),
+            "--out",
+            str(tmp_path / "idx"),
+            "--embeddings",
+            "fake:8",
+            "-q",
+            "--llm-retries",
+            "0",
+            "--llm-timeout",
+            "0.2",
+        ]
+    )
+    assert code == 1 and len(openai_server.requests) == 1
+    with pytest.raises(ValueError, match="LLM timeout must be a positive number"):
+        from kg_rag.langchain.chat import default_chat_model
+
+        monkeypatch.setenv("KG_RAG_LLM_TIMEOUT", "-1")
+        default_chat_model()

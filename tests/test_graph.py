@@ -2,8 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from kg_rag import RELATED, SYNONYM, KnowledgeGraph
-from kg_rag.graph import Chunk
+from kg_rag import RELATED, SYNONYM, Chunk, KnowledgeGraph
 
 
 def make_kg() -> KnowledgeGraph:
@@ -46,12 +45,12 @@ def test_entities_merge_variants_types_and_descriptions():
 
 def test_remove_document_drops_only_unsupported_things():
     kg = make_kg()
-    assert kg.remove_document("d1") == {"chunks": 1, "relations": 1, "entities": 0}
+    assert kg.remove_document("d1") == {"chunks": 1, "relations": 1, "entities": 0, "descriptions": 0}
     assert [r.relation_type for r in kg.find_relations("Alice", "Bob")] == ["MANAGES"]
     assert kg.find_relations("Alice", "Bob")[0].chunk_ids == ["c2"]
-    assert kg.remove_document("d2") == {"chunks": 1, "relations": 1, "entities": 2}
+    assert kg.remove_document("d2") == {"chunks": 1, "relations": 1, "entities": 2, "descriptions": 0}
     assert len(kg) == 0 and kg.graph.number_of_edges() == 0
-    assert kg.remove_document("missing") == {"chunks": 0, "relations": 0, "entities": 0}
+    assert kg.remove_document("missing") == {"chunks": 0, "relations": 0, "entities": 0, "descriptions": 0}
 
 
 def test_synonyms_are_distinct_from_extracted_relations():

@@ -10,9 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from kg_rag import EntityBasedKGRAG, IndexFormatError, KnowledgeGraph, build_index, load_index, save_index
-from kg_rag.graph import Chunk
-from kg_rag.storage import POINTER
+from kg_rag import Chunk, EntityBasedKGRAG, IndexFormatError, KnowledgeGraph, build_index, load_index, save_index
+from kg_rag.store.directory import POINTER
 
 QUERIES = [
     "Who does Lars Eriksen report to?",
@@ -81,9 +80,9 @@ def test_very_long_and_hostile_names_survive_save_load_and_rendering(bow_embeddi
 
 # ------------------------------------------------------------------ bad data files
 def test_corrupt_faiss_file_is_named(demo_index, tmp_path, monkeypatch):
-    import kg_rag.index as index_module
+    import kg_rag.index.vectors as vectors_module
 
-    monkeypatch.setattr(index_module, "EXACT_MAX_ROWS", 5)  # force the persisted inverted-file index
+    monkeypatch.setattr(vectors_module, "EXACT_MAX_ROWS", 5)  # force the persisted inverted-file index
     kg = KnowledgeGraph()
     rng = np.random.default_rng(0)
     for i in range(300):

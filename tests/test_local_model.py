@@ -14,7 +14,8 @@ pytestmark = pytest.mark.local_model
 
 
 def test_local_minilm_index_of_demo_corpus():
-    from kg_rag.embeddings import local_embeddings, model_id
+    from kg_rag.index.embeddings import model_id
+    from kg_rag.langchain.embeddings import local_embeddings
 
     emb = local_embeddings()
     kg = KnowledgeGraph()

@@ -6,8 +6,7 @@ import asyncio
 
 import pytest
 
-from kg_rag import PRESETS, EntityBasedKGRAG, KnowledgeGraph, QueryParams, build_index
-from kg_rag.graph import Chunk
+from kg_rag import PRESETS, Chunk, EntityBasedKGRAG, KnowledgeGraph, QueryParams, build_index
 from kg_rag.index import entity_text
 
 
@@ -46,27 +45,39 @@ def test_max_hops_direction_and_edge_type_filters(chain):
 
 
 def test_multi_hop_paths_keep_stored_direction(chain):
-    result = chain.retrieve("delta", max_hops=3, direction="in")
-    rendered = [chain.engine.index and p for p in result.context.splitlines() if "-[" in p or "]-" in p]
+    # every fact is about the question here, so paths may use them all
+    result = chain.retrieve("delta charlie bravo alpha", max_hops=3, direction="in", include_entities=["delta"])
+    rendered = [p for p in result.context.splitlines() if "-[" in p or "]-" in p]
     assert "delta <-[T3]- charlie <-[T2]- bravo <-[T1]- alpha" in rendered
     assert not any("delta -[T3]->" in line or "charlie -[T2]-> bravo" in line for line in rendered)
-    forward = chain.retrieve("alpha", max_hops=3, direction="out").context
-    assert "alpha -[T1]-> bravo -[T2]-> charlie -[T3]-> delta" in forward
+    forward = chain.retrieve("alpha bravo charlie delta", max_hops=3, direction="out", include_entities=["alpha"])
+    assert "alpha -[T1]-> bravo -[T2]-> charlie -[T3]-> delta" in forward.context
+    # a path is never longer than max_hops, and walks only the permitted direction
+    short = chain.retrieve("alpha bravo charlie delta", max_hops=1, direction="out", include_entities=["alpha"])
+    assert all(len(p.steps) <= 1 and all(s.forward for s in p.steps) for p in short.paths)
 
 
 def test_presets_and_invalid_params(bow_embeddings, demo_index):
     seed = PRESETS["seed003"]
     assert (seed.similarity_threshold, seed.top_k_nodes, seed.top_k_chunks, seed.max_hops) == (0.7, 10, 5, 1)
-    assert (seed.node_freq_weight, seed.node_sim_weight) == (0.4, 0.6)
+    assert (seed.strategy.name, seed.strategy.freq_weight, seed.strategy.sim_weight) == ("frequency", 0.4, 0.6)
     r = EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings, preset="seed003")
     assert r.params == seed
     for bad in (
         {"top_k_chunks": 0},
         {"strategy": "nope"},
         {"direction": "sideways"},
-        {"ppr_damping": 1.5},
+        {"strategy": {"name": "ppr", "damping": 1.5}},
+        {"max_context_tokens": 100.5},
+        {"lexical_weight": float("nan")},
+        {"similarity_threshold": float("inf")},
+        {"lexical_weight": -1.0},
+        {"top_k_nodes": "3"},
         {"relations_share": 0.8, "entities_share": 0.5},
         {"max_context_tokens": 3},
+        {"top_k_chunks": True},
+        {"max_context_tokens": float("inf")},
+        {"top_k_nodes": -1},
     ):
         with pytest.raises(ValueError, match="invalid retrieval parameters"):
             QueryParams(**bad)
@@ -74,6 +85,36 @@ def test_presets_and_invalid_params(bow_embeddings, demo_index):
         r.invoke("x", not_a_knob=1)
     with pytest.raises(ValueError, match="unknown preset"):
         EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings, preset="best")
+
+
+def test_history_and_unknown_names_are_checked(bow_embeddings, demo_index, capsys, tmp_path):
+    r = EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings)
+    with pytest.raises(ValueError, match="history must be a list"):
+        r.invoke("Who does Lars Eriksen report to?", history="text")  # not read character by character
+    with pytest.raises(ValueError, match="history items"):
+        r.invoke("Who does Lars Eriksen report to?", history=["ok", 3])
+    result = r.retrieve("Who does Lars Eriksen report to?", edge_types=["NOPE_TYPE"], include_entities=["Nobody"])
+    assert "edge_types: no relation of type 'NOPE_TYPE' in the index" in result.warnings
+    assert "include_entities: no entity named 'Nobody'" in result.warnings
+
+    from kg_rag.cli import main
+    from kg_rag.store import DirectoryStore
+
+    DirectoryStore(tmp_path / "idx").save(demo_index)
+    code = main(
+        [
+            "query",
+            str(tmp_path / "idx"),
+            "Who does Lars report to?",
+            "--edge-types",
+            "NOPE",
+            "--no-answer",
+            "--embeddings",
+            "tests.conftest:BagOfWordsEmbeddings",
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 0 and "warning: edge_types: no relation of type 'NOPE' in the index" in err
 
 
 @pytest.mark.parametrize("strategy", ["frequency", "path", "ppr"])
@@ -142,7 +183,7 @@ def test_type_prefix_changes_what_is_embedded(bow_embeddings):
 
 
 def test_graph_edits_are_picked_up_without_rebuilding(demo_index, bow_embeddings):
-    from kg_rag.storage import DirectoryStore  # noqa: F401  (the snapshot refresh uses the same cache path)
+    from kg_rag.store.directory import DirectoryStore  # noqa: F401  (the snapshot refresh uses the same cache path)
 
     kg = KnowledgeGraph.from_records(
         demo_index.kg.entity_records(), demo_index.kg.relation_records(), demo_index.kg.chunk_records()

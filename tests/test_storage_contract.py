@@ -14,9 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kg_rag import DirectoryStore, IndexFormatError, KnowledgeGraph, build_index
-from kg_rag.graph import Chunk
-from kg_rag.storage import POINTER
+from kg_rag import Chunk, DirectoryStore, IndexFormatError, KnowledgeGraph, build_index
+from kg_rag.store.directory import POINTER
 
 BACKENDS = {"directory": lambda tmp: DirectoryStore(tmp / "idx")}
 
@@ -64,17 +63,17 @@ def test_resave_replaces_and_prunes(store, fake_embeddings):
     store.save(sample_index(fake_embeddings, 4))
     assert store.load().kg.stats()["chunks"] == 4
     if isinstance(store, DirectoryStore):
-        assert len([p for p in store.path.iterdir() if p.name.startswith("gen-")]) == 1
+        assert len([p for p in store.path.iterdir() if p.name.startswith("gen-")]) == store.keep_generations
 
 
 def test_failure_during_save_keeps_previous_index(store, fake_embeddings, monkeypatch):
     store.save(sample_index(fake_embeddings, 2))
-    import kg_rag.storage as storage
+    import kg_rag.store.files as files
 
     def boom(*args, **kwargs):
         raise OSError("disk full (simulated)")
 
-    monkeypatch.setattr(storage, "_write_npy", boom)
+    monkeypatch.setattr(files, "write_npy", boom)
     with pytest.raises(OSError, match="disk full"):
         store.save(sample_index(fake_embeddings, 5))
     monkeypatch.undo()
@@ -89,7 +88,7 @@ def test_killed_save_keeps_previous_index(tmp_path, fake_embeddings):
         import sys
         from langchain_core.embeddings import DeterministicFakeEmbedding
         from kg_rag import KnowledgeGraph, build_index, save_index
-        from kg_rag.graph import Chunk
+        from kg_rag import Chunk
         kg = KnowledgeGraph()
         for i in range(20000):
             kg.add_chunk(Chunk(f"c{{i}}", "x" * 400, f"d{{i}}"))
@@ -199,13 +198,13 @@ def test_refuses_to_write_into_a_foreign_directory(tmp_path, fake_embeddings):
 
 def test_large_vector_files_are_read_by_row(tmp_path, fake_embeddings, monkeypatch):
     """Above MMAP_MIN_BYTES vectors stay on disk and are read row by row; results are unchanged."""
-    import kg_rag.storage as storage
-    from kg_rag.rowfile import RowFile
+    import kg_rag.store.files as files
+    from kg_rag.store.rowfile import RowFile
 
     index = sample_index(fake_embeddings, 6)
     save_index_dir = tmp_path / "idx"
     DirectoryStore(save_index_dir).save(index)
-    monkeypatch.setattr(storage, "MMAP_MIN_BYTES", 1)
+    monkeypatch.setattr(files, "MMAP_MIN_BYTES", 1)
     loaded = DirectoryStore(save_index_dir).load()
     assert isinstance(loaded.facts.vectors, RowFile)
     rows = np.asarray(loaded.facts.vectors)

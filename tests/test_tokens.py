@@ -14,16 +14,20 @@ def test_count_and_truncate():
     assert truncate_to_tokens("one two three four", 2) == "one two"
 
 
-def test_works_offline_with_no_cache_and_a_user_cache_dir(tmp_path):
+def test_works_offline_and_leaves_the_environment_alone(tmp_path):
     code = (
-        "import socket\n"
+        "import os, socket\n"
         "def deny(*a, **k): raise OSError('network disabled in this test')\n"
         "socket.socket.connect = deny\n"
         "socket.create_connection = deny\n"
+        "before = dict(os.environ)\n"
         "from kg_rag.tokens import count_tokens\n"
-        "import tiktoken\n"
+        "from kg_rag.ingest.documents import split_documents\n"
+        "from langchain_core.documents import Document\n"
         "assert count_tokens('hello world') == 2\n"
-        "assert len(tiktoken.get_encoding('cl100k_base').encode('hello')) == 1\n"
+        "chunks = split_documents([Document(page_content='word ' * 2000, metadata={'doc_id': 'd'})], chunk_size=100)\n"
+        "assert len(chunks) > 10 and all(c.n_tokens <= 100 for c in chunks)\n"
+        "assert dict(os.environ) == before, 'the environment changed'\n"
         "print('ok')\n"
     )
     for env_extra in ({}, {"TIKTOKEN_CACHE_DIR": str(tmp_path / "user-cache")}):
@@ -32,4 +36,4 @@ def test_works_offline_with_no_cache_and_a_user_cache_dir(tmp_path):
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
         assert out.returncode == 0, out.stderr
         assert out.stdout.strip() == "ok"
-    assert (tmp_path / "user-cache" / "9b5ad71b2ce5302211f9c61530b329a4922fc6a4").is_file()
+    assert not (tmp_path / "user-cache").exists()  # nothing written to a cache the user owns

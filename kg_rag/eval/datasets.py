@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kg_rag.graph import KnowledgeGraph
-from kg_rag.ingest.openie import read_json
+from kg_rag.jsonio import load_json
+from kg_rag.model.graph import KnowledgeGraph
+from kg_rag.model.records import Chunk
 
 
 @dataclass
@@ -34,20 +36,22 @@ def hop_group(question_id: str) -> str:
 
 
 def load_musique_questions(
-    path: str | Path | list[dict[str, Any]], kg: KnowledgeGraph, *, limit: int | None = None
+    path: str | Path | list[dict[str, Any]], chunks: Iterable[Chunk], *, limit: int | None = None
 ) -> list[EvalQuestion]:
     """Read ``[{id, question, answer, answer_aliases, paragraphs: [{paragraph_text, is_supporting}]}]``.
 
     Gold passages are matched to chunks by exact text (titles repeat in MuSiQue). A supporting passage that
     is not in the index raises ``ValueError`` naming the question, since its recall would silently be 0.
     """
-    data: Any = path if isinstance(path, list) else read_json(path)
+    data: Any = path if isinstance(path, list) else load_json(path)
     if not isinstance(data, list):
         raise ValueError(f"{path}: expected a list of questions")
     by_text: dict[str, str] = {}
-    for cid, chunk in kg.chunks.items():
-        by_text.setdefault(chunk.text, cid)
-        by_text.setdefault(chunk.text.strip(), cid)
+    doc_of: dict[str, str] = {}
+    for chunk in chunks:
+        by_text.setdefault(chunk.text, chunk.id)
+        by_text.setdefault(chunk.text.strip(), chunk.id)
+        doc_of[chunk.id] = chunk.doc_id
     out = []
     for item in data[:limit] if limit else data:
         if not isinstance(item, dict) or "question" not in item:
@@ -72,13 +76,13 @@ def load_musique_questions(
                 gold,
                 hop_group(qid),
                 gold_entities=bridges,
-                gold_docs=list(dict.fromkeys(kg.chunks[c].doc_id for c in gold)),
+                gold_docs=list(dict.fromkeys(doc_of[c] for c in gold)),
             )
         )
     return out
 
 
-def load_sec10q_questions(path: str | Path, kg: KnowledgeGraph, *, limit: int | None = None) -> list[EvalQuestion]:
+def load_sec10q_questions(path: str | Path, chunks: Iterable[Chunk], *, limit: int | None = None) -> list[EvalQuestion]:
     """The seed's SEC 10-Q benchmark: ``questions.csv`` with ``New Question`` / numeric ``New Answer``.
 
     There is no passage-level gold, so recall is undefined (reported as missing); answer-in-context checks
@@ -95,7 +99,7 @@ def load_sec10q_questions(path: str | Path, kg: KnowledgeGraph, *, limit: int | 
     need = {"New Question", "New Answer", "Source Docs"}
     if not rows or not need <= set(rows[0]):
         raise ValueError(f"{p}: expected columns {', '.join(sorted(need))}")
-    docs = kg.documents()
+    docs = list(dict.fromkeys(c.doc_id for c in chunks))
     out = []
     for i, row in enumerate(rows[:limit] if limit else rows):
         try:
@@ -128,10 +132,10 @@ def musique_slice(
     """
     from kg_rag.ingest.openie import import_openie
 
-    qs = read_json(questions)[:n]
+    qs = load_json(questions)[:n]
     wanted = {p["paragraph_text"] for q in qs for p in q.get("paragraphs", [])}
-    passages = [p for p in read_json(corpus) if p.get("text") in wanted]
-    docs = [d for d in read_json(openie)["docs"] if d.get("text") in wanted]
+    passages = [p for p in load_json(corpus) if p.get("text") in wanted]
+    docs = [d for d in load_json(openie)["docs"] if d.get("text") in wanted]
     kg = KnowledgeGraph()
     import_openie(kg, {"docs": docs}, passages)
     return kg, qs

@@ -1,7 +1,8 @@
 """Retrieval methods under one interface, so the evaluation compares like with like.
 
-A method maps ``(question text, query vector, k)`` to ranked chunk ids. Every method uses the same index
-and the same query embedding; the embedding is computed once, outside the timed region.
+A method maps ``(question text, query vector, k)`` to a :class:`MethodRun`: ranked chunk ids and, for graph
+methods, the full retrieval result and its formatted context (for the graph-context metrics). Every method
+uses the same index and the same query embedding; the embedding is computed once, outside the timed region.
 """
 
 from __future__ import annotations
@@ -14,11 +15,22 @@ from typing import Any
 
 import numpy as np
 
-from kg_rag.index import GraphIndex
-from kg_rag.lexical import BM25Index
-from kg_rag.params import get_preset
+from kg_rag.query.params import get_preset
+from kg_rag.store.base import QueryBackend
 
-Ranker = Callable[[str, np.ndarray, int], list[str]]
+
+@dataclass
+class MethodRun:
+    """What one method returned for one question."""
+
+    chunk_ids: list[str]
+    result: Any = None
+    """The :class:`~kg_rag.query.types.RetrievalResult` of a graph method (``None`` for chunk-only methods)."""
+    params: Any = None
+    """The :class:`~kg_rag.query.params.QueryParams` it ran with (the runner formats the context with them)."""
+
+
+Ranker = Callable[[str, np.ndarray, int], MethodRun]
 
 
 @dataclass
@@ -47,7 +59,7 @@ class MethodSpec:
 
 BUILTIN: dict[str, MethodSpec] = {
     "dense": MethodSpec("dense", "dense", description="cosine similarity of the query to each chunk"),
-    "bm25": MethodSpec("bm25", "bm25", description="Okapi BM25 over chunk texts (k1=1.5, b=0.75)"),
+    "bm25": MethodSpec("bm25", "bm25", description="Okapi BM25 over chunk title + text (k1=1.5, b=0.75)"),
     "seed003": MethodSpec("seed003", "kg", preset="seed003", description="EntityBasedKGRAG, published settings"),
     "kg-rag": MethodSpec("kg-rag", "kg", preset="default", description="EntityBasedKGRAG, recommended preset"),
 }
@@ -63,41 +75,34 @@ def load_method_specs(folder: str | Path | None) -> dict[str, MethodSpec]:
     return specs
 
 
-def _top(scores: np.ndarray, ids: list[str], k: int) -> list[str]:
-    k = min(k, scores.size)
-    if k <= 0:
-        return []
-    part = np.argpartition(-scores, k - 1)[:k]
-    order = part[np.lexsort((part, -scores[part]))]
-    return [ids[i] for i in order]
-
-
-def build_method(spec: MethodSpec, index: GraphIndex, embeddings: Any) -> Ranker:
-    """A ranking function for ``spec`` over ``index``."""
+def build_method(spec: MethodSpec, backend: QueryBackend, embeddings: Any) -> Ranker:
+    """A ranking function for ``spec`` over ``backend`` (every method reads the same backend)."""
     if spec.type == "dense":
-        table = index.chunks
 
-        def dense(_: str, q: np.ndarray, k: int) -> list[str]:
-            _, rows = table.search(q.reshape(1, -1), k)
-            return [table.ids[r] for r in rows[0] if r >= 0]
+        def dense(_: str, q: np.ndarray, k: int) -> MethodRun:
+            with backend.reader() as view:
+                hits = view.search("chunks", q, k)
+                return MethodRun([c.id for c in view.chunks(hits.ids) if c is not None])
 
         return dense
     if spec.type == "bm25":
-        from kg_rag.index import chunk_text
 
-        ids = list(index.kg.chunks)
-        bm25 = BM25Index([chunk_text(index.kg.chunks[c]) for c in ids])
-        return lambda text, _q, k: _top(bm25.scores(text), ids, k)
+        def bm25(text: str, _q: np.ndarray, k: int) -> MethodRun:
+            with backend.reader() as view:
+                hits = view.lexical_search(text, k)
+                return MethodRun([c.id for c in view.chunks(hits.ids) if c is not None])
+
+        return bm25
     if spec.type == "kg":
-        from kg_rag.retrieve.engine import GraphRetrieverEngine
+        from kg_rag.query.engine import QueryEngine
 
         params = get_preset(spec.preset or "default").replace(**(spec.params or {}))
-        engine = GraphRetrieverEngine(index, embeddings, params)
-        light = {"max_context_tokens": 50, "max_paths": 0, "max_relations": 0}  # ranking only: skip rendering
+        engine = QueryEngine(backend, embeddings, params)
 
-        def kg(text: str, q: np.ndarray, k: int) -> list[str]:
-            p = params.replace(top_k_chunks=k, **light)
-            return [c.id for c in engine.retrieve_by_vector(q, text, p).chunks]
+        def kg(text: str, q: np.ndarray, k: int) -> MethodRun:
+            p = params.replace(top_k_chunks=k)
+            result = engine.retrieve_by_vector(q, text, p)
+            return MethodRun([c.id for c in result.chunks], result, p)
 
         return kg
     raise ValueError(f"method {spec.name!r}: unknown type {spec.type!r} (dense, bm25 or kg)")

@@ -35,6 +35,43 @@ def markdown_tables(report: dict[str, Any]) -> str:
         ]
         row += [_pct(m.get(key)) for key in extra]
         lines.append("| " + " | ".join(row) + " |")
+    graph = [name for name, m in methods.items() if m.get("context_relation_precision") is not None]
+    if graph:
+        lines += [
+            "",
+            "Graph half of the context (relationship rows and paths; definitions in evaluation/README.md):",
+            "",
+        ]
+        head = [
+            "method",
+            "rows",
+            "precision",
+            "gold-relation recall",
+            "typed rows",
+            "gold paths",
+            "answer in graph",
+            "tokens",
+        ]
+        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for name in graph:
+            m = methods[name]
+            rows, tokens = m.get("context_relation_rows"), m.get("context_tokens")
+            lines.append(
+                "| "
+                + " | ".join(
+                    [
+                        f"`{name}`",
+                        "–" if rows is None else f"{rows:.1f}",
+                        _pct(m.get("context_relation_precision")),
+                        _pct(m.get("gold_relation_recall")),
+                        _pct(m.get("typed_relation_share")),
+                        _pct(m.get("gold_path_share")),
+                        _pct(m.get("answer_in_graph_context")),
+                        "–" if tokens is None else f"{tokens:.0f}",
+                    ]
+                )
+                + " |"
+            )
     groups = sorted({g for m in methods.values() for g in m.get("by_group", {})})
     if groups:
         metric = (

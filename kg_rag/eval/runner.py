@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from kg_rag.context.format import format_context
 from kg_rag.eval.datasets import EvalQuestion
 from kg_rag.eval.methods import MethodSpec, build_method
 from kg_rag.eval.metrics import (
@@ -21,8 +22,8 @@ from kg_rag.eval.metrics import (
     reciprocal_rank,
     set_f1,
 )
-from kg_rag.index import GraphIndex
-from kg_rag.schema import canonical_key
+from kg_rag.model.schema import canonical_key
+from kg_rag.store.base import EdgeFilter, QueryBackend
 
 logger = logging.getLogger(__name__)
 
@@ -33,30 +34,118 @@ def _mean(values: list[float]) -> float | None:
     return float(sum(vals) / len(vals)) if vals else None
 
 
-def connection_f1(index: GraphIndex, chunk_ids: Sequence[str], bridges: Sequence[str]) -> float:
+def connection_f1(
+    mentions: dict[str, set[str]],
+    texts: dict[str, str],
+    known: set[str],
+    chunk_ids: Sequence[str],
+    bridges: Sequence[str],
+) -> float:
     """Graph Connection F1: do the retrieved chunks connect through the gold chain's bridge entities?
 
     Predicted connections: entities mentioned by at least two retrieved chunks (they join retrieved
     evidence). Gold: the bridge entities (intermediate answers). A gold bridge that is not a graph entity
-    counts as predicted when its name occurs in the text of two retrieved chunks.
+    (not in ``known``) counts as predicted when its name occurs in the text of two retrieved chunks.
+    ``mentions`` maps chunk id -> keys of the entities it mentions.
     """
-    kg = index.kg
     counts: dict[str, int] = defaultdict(int)
     for c in chunk_ids:
-        for key in kg.entities_of_chunk(c):
+        for key in mentions.get(c, ()):
             counts[key] += 1
     predicted = {k for k, n in counts.items() if n >= 2}
     gold = {canonical_key(b) for b in bridges if b.strip()}
     for b in bridges:
         key = canonical_key(b)
-        if key not in kg.graph and sum(answer_in_text([b], kg.chunks[c].text) for c in chunk_ids) >= 2:
+        if key not in known and sum(answer_in_text([b], texts.get(c, "")) for c in chunk_ids) >= 2:
             predicted.add(key)
     return set_f1(predicted, gold)[2]
 
 
+GRAPH_METRICS = (
+    "answer_in_graph_context",
+    "context_relation_precision",
+    "gold_relation_recall",
+    "typed_relation_share",
+    "gold_path_share",
+    "context_relation_rows",
+    "context_tokens",
+)
+"""Graph-context metrics (see evaluation/README.md); ``None`` for chunk-only methods."""
+
+
+def graph_context_metrics(result: Any, formatted: Any, gold: set[str], answers: Sequence[str] = ()) -> dict[str, float]:
+    """How much of the context's graph half is about the question.
+
+    A *gold relation* has an evidence record in one of the question's supporting passages. Precision: shown
+    relationship rows that are gold. Recall: gold relations that reach the context (as a row or a step of a
+    shown path). Typed share: shown rows whose type is not ``RELATED``. Gold paths: shown paths whose every
+    step is gold. Rows and tokens: what the context holds.
+    """
+    rows = list(formatted.relations)
+    types = {r.relation_id: r.relation_type for r in result.relations}
+    shown_paths = [result.paths[i] for i in formatted.paths if result.paths[i].steps]
+    reached = set(rows) | {s.relation_id for pa in shown_paths for s in pa.steps}
+    graph_lines = [line for line in formatted.text.split("\n-----Entities-----")[0].split("\n-----Sources-----")[0]]
+    graph_text = "".join(graph_lines)
+    out = {
+        "answer_in_graph_context": float(answer_in_text(answers, graph_text)) if answers else math.nan,
+        "context_relation_rows": float(len(rows)),
+        "context_tokens": float(formatted.tokens),
+        "context_relation_precision": (sum(r in gold for r in rows) / len(rows)) if rows else math.nan,
+        "gold_relation_recall": (len(reached & gold) / len(gold)) if gold else math.nan,
+        "typed_relation_share": (sum(types.get(r) != "RELATED" for r in rows) / len(rows)) if rows else math.nan,
+        "gold_path_share": (
+            sum(all(s.relation_id in gold for s in pa.steps) for pa in shown_paths) / len(shown_paths)
+            if shown_paths
+            else math.nan
+        ),
+    }
+    return out
+
+
+class _Corpus:
+    """What the metrics read about chunks, fetched from the backend once per question."""
+
+    def __init__(self, backend: QueryBackend) -> None:
+        self.backend = backend
+        self.texts: dict[str, str] = {}
+        self.docs: dict[str, str] = {}
+        self.mentions: dict[str, set[str]] = {}
+        self.known: set[str] = set()
+
+    def load(self, chunk_ids: Sequence[str], bridges: Sequence[str]) -> None:
+        todo = [c for c in dict.fromkeys(chunk_ids) if c not in self.texts]
+        with self.backend.reader() as view:
+            if todo:
+                handles = view.chunk_handles(todo)
+                ids = np.asarray([handles[c] for c in todo if c in handles], dtype=np.int64)
+                for chunk in view.chunks(ids):
+                    if chunk is not None:
+                        self.texts[chunk.id] = chunk.text
+                        self.docs[chunk.id] = chunk.doc_id
+                pairs = view.chunk_entities(ids)
+                ents = np.unique(pairs.right)
+                keys = {int(h): e.key for h, e in zip(ents.tolist(), view.entities(ents)) if e is not None}
+                by_handle = {h: c for c, h in handles.items()}
+                for c, e in zip(pairs.left.tolist(), pairs.right.tolist()):
+                    if e in keys:
+                        self.mentions.setdefault(by_handle[c], set()).add(keys[e])
+            wanted = [canonical_key(b) for b in bridges if b.strip()]
+            self.known |= set(view.lookup_entities(wanted))
+
+    def gold_relations(self, gold_chunks: Sequence[str]) -> set[str]:
+        """Ids of the relations evidenced in the given chunks."""
+        with self.backend.reader() as view:
+            handles = view.chunk_handles(list(gold_chunks))
+            ids = np.asarray(list(handles.values()), dtype=np.int64)
+            _, edges = view.chunk_relations(ids, EdgeFilter())
+            synonyms = edges.synonym
+            return {r.id for r, syn in zip(view.relations(edges.ids), synonyms.tolist()) if r is not None and not syn}
+
+
 def evaluate(
     questions: Sequence[EvalQuestion],
-    index: GraphIndex,
+    backend: QueryBackend,
     embeddings: Any,
     methods: Sequence[MethodSpec],
     ks: Sequence[int] = (2, 5),
@@ -64,7 +153,8 @@ def evaluate(
     progress: bool = True,
     query_vectors: np.ndarray | None = None,
 ) -> dict[str, Any]:
-    """Evaluate every method on every question. Latency excludes the (shared) query embedding."""
+    """Evaluate every method on every question. Latency is retrieval (ranking and choosing the graph context),
+    excluding the shared query embedding; formatting the context is timed apart (``context_ms_p50``)."""
     from tqdm.auto import tqdm
 
     if not questions:
@@ -74,26 +164,30 @@ def evaluate(
         raise ValueError("k values must be positive integers")
     kmax = max(ks)
     if query_vectors is None:
-        from kg_rag.embeddings import normalise_rows
+        from kg_rag.index.embeddings import normalise_rows
 
         raw = embeddings.embed_documents([q.question for q in questions])
         query_vectors = normalise_rows(np.asarray(raw, dtype=np.float32))
-    texts = index.kg.chunks
+    corpus = _Corpus(backend)
     report: dict[str, Any] = {"questions": len(questions), "k": ks, "methods": {}}
     for spec in methods:
-        rank = build_method(spec, index, embeddings)
+        rank = build_method(spec, backend, embeddings)
         rank(questions[0].question, query_vectors[0], kmax)  # warm-up, not timed
         per: dict[str, list[float]] = defaultdict(list)
         groups: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-        latencies = []
+        latencies: list[float] = []
+        context_ms: list[float] = []
         for q, vec in tqdm(list(zip(questions, query_vectors)), desc=spec.name, disable=not progress):
             t0 = time.perf_counter()
-            ranked = rank(q.question, vec, kmax)
+            run = rank(q.question, vec, kmax)
             latencies.append(1000 * (time.perf_counter() - t0))
+            ranked = run.chunk_ids
+            corpus.load(ranked[:kmax], q.gold_entities)
+            texts = corpus.texts
             row: dict[str, float] = {}
             for k in ks:
                 row[f"recall@{k}"] = recall_at(ranked, q.gold_chunks, k) if q.gold_chunks else math.nan
-                context = "\n".join(texts[c].text for c in ranked[:k] if c in texts)
+                context = "\n".join(texts[c] for c in ranked[:k] if c in texts)
                 if q.numeric_answer is not None:
                     row[f"answer_in_context@{k}"] = float(numeric_answer_in_text(q.numeric_answer, context))
                 else:
@@ -101,15 +195,26 @@ def evaluate(
             row["mrr"] = reciprocal_rank(ranked, q.gold_chunks) if q.gold_chunks else math.nan
             top = [c for c in ranked[:kmax] if c in texts]
             if q.gold_docs:
-                row[f"graph_doc_f1@{kmax}"] = set_f1({texts[c].doc_id for c in top}, set(q.gold_docs))[2]
+                row[f"graph_doc_f1@{kmax}"] = set_f1({corpus.docs[c] for c in top}, set(q.gold_docs))[2]
             if q.gold_entities:
-                row[f"graph_connection_f1@{kmax}"] = connection_f1(index, top, q.gold_entities)
+                row[f"graph_connection_f1@{kmax}"] = connection_f1(
+                    corpus.mentions, texts, corpus.known, top, q.gold_entities
+                )
+            if run.result is not None:
+                t1 = time.perf_counter()
+                formatted = format_context(run.result, run.params)
+                context_ms.append(1000 * (time.perf_counter() - t1))
+                gold = corpus.gold_relations(q.gold_chunks) if q.gold_chunks else set()
+                row.update(graph_context_metrics(run.result, formatted, gold, q.answers))
             for key, value in row.items():
                 per[key].append(value)
                 groups[q.group][key].append(value)
         result = {key: _mean(vals) for key, vals in per.items()}
+        for key in GRAPH_METRICS:
+            result.setdefault(key, None)
         result["latency_ms_p50"] = percentile(latencies, 50)
         result["latency_ms_p95"] = percentile(latencies, 95)
+        result["context_ms_p50"] = percentile(context_ms, 50) if context_ms else None
         result["by_group"] = {
             g: {"questions": len(next(iter(vals.values()))), **{key: _mean(v) for key, v in vals.items()}}
             for g, vals in sorted(groups.items())

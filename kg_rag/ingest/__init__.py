@@ -1,26 +1,32 @@
-"""Ingestion: every path (LLM extraction, GraphDocuments, OpenIE, files) produces the same graph model."""
+"""Ingestion: every path (LLM extraction, GraphDocuments, OpenIE, saved extraction files, your files) produces
+the same graph model. The loaders and the LLM extractor bind to LangChain and are imported on first use, so
+``import kg_rag.ingest`` stays free of LangChain."""
 
-from kg_rag.ingest.documents import load_documents, split_documents
-from kg_rag.ingest.extract import (
-    ExtractedEntity,
-    ExtractedRelation,
-    ExtractionResult,
-    LLMExtractor,
-    apply_extraction,
-)
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
 from kg_rag.ingest.graph_documents import import_graph_documents
 from kg_rag.ingest.openie import import_openie
 from kg_rag.ingest.report import IngestReport
 
-__all__ = [
-    "ExtractedEntity",
-    "ExtractedRelation",
-    "ExtractionResult",
-    "IngestReport",
-    "LLMExtractor",
-    "apply_extraction",
-    "import_graph_documents",
-    "import_openie",
-    "load_documents",
-    "split_documents",
-]
+_LAZY = {
+    "load_documents": "kg_rag.ingest.documents",
+    "split_documents": "kg_rag.ingest.documents",
+    "ExtractedEntity": "kg_rag.ingest.extract",
+    "ExtractedRelation": "kg_rag.ingest.extract",
+    "ExtractionResult": "kg_rag.ingest.extract",
+    "LLMExtractor": "kg_rag.ingest.extract",
+    "apply_extraction": "kg_rag.ingest.extract",
+    "import_extraction_file": "kg_rag.ingest.extraction_file",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'kg_rag.ingest' has no attribute {name!r}")
+
+
+__all__ = ["IngestReport", "import_graph_documents", "import_openie", *_LAZY]

@@ -1,6 +1,14 @@
 """Loading text / markdown / PDF files and splitting them into token-sized chunks.
 
-Splitting goes through ``langchain-text-splitters`` with the (offline) tiktoken ``cl100k_base``
+Document ids are the file's path relative to the folder *including the folder's own name*
+(``policies/old.md`` for ``--docs ./policies``), so two folders with a ``README.md`` never collide and ids are
+the same on every machine; ``prefix`` replaces the folder name when two folders share one. Every document
+carries a sha256 of its bytes, so re-indexing an unchanged file costs nothing.
+
+Loading is defensive: binary files are skipped, text encodings are detected (UTF-8/16/32 with or without a
+byte-order mark, Latin-1 and friends, via ``charset-normalizer``), links that lead out of the folder are not
+followed unless asked, an unreadable file is named, counted and skipped, and a PDF without a text layer is
+reported. Splitting goes through ``langchain-text-splitters`` with the (offline) tiktoken ``cl100k_base``
 encoding; the seed's defaults are 512 tokens with 24 overlap.
 """
 
@@ -13,70 +21,183 @@ from pathlib import Path
 
 from langchain_core.documents import Document
 
-from kg_rag.graph import Chunk
-from kg_rag.tokens import ENCODING_NAME, count_tokens, ensure_offline_tiktoken
+from kg_rag.ingest.report import IngestReport
+from kg_rag.model.records import Chunk
+from kg_rag.tokens import ENCODING_NAME, count_tokens
 
 logger = logging.getLogger(__name__)
 
 TEXT_SUFFIXES = {".txt", ".md", ".markdown", ".rst", ".text"}
 PDF_SUFFIXES = {".pdf"}
 SUPPORTED_SUFFIXES = TEXT_SUFFIXES | PDF_SUFFIXES
+MAX_FILE_BYTES = 200 << 20
+"""Larger files are skipped (counted as ``too_large``)."""
 
 
-def load_documents(path: str | Path, *, recursive: bool = True) -> list[Document]:
+def load_documents(
+    path: str | Path,
+    *,
+    recursive: bool = True,
+    prefix: str | None = None,
+    follow_links: bool = False,
+    report: IngestReport | None = None,
+) -> list[Document]:
     """Load one file or every supported file under a folder.
 
-    Each ``Document`` has ``metadata = {"doc_id", "source", "page"?}``; ``doc_id`` is the path relative to
-    the folder given (stable across machines). PDFs give one Document per page.
-    Raises ``FileNotFoundError`` / ``ValueError`` with the path when nothing usable is found.
+    Each ``Document`` has ``metadata = {"doc_id", "source", "content_hash", "page"?}`` (see the module
+    docstring for ids). PDFs give one Document per page with text. Problems with single files are recorded
+    in ``report`` (skipped, by reason, with the file named) and never stop the folder; only "nothing usable
+    here" raises (``FileNotFoundError`` / ``ValueError`` naming the path).
     """
+    report = report if report is not None else IngestReport()
     root = Path(path)
     if not root.exists():
         raise FileNotFoundError(f"{root}: no such file or folder")
+    resolved_root = root.resolve()
     if root.is_file():
-        files, base = [root], root.parent
+        files = [root]
+        base = root.parent
+        label = prefix if prefix is not None else (root.resolve().parent.name or "")
     else:
         pattern = "**/*" if recursive else "*"
-        files = sorted(p for p in root.glob(pattern) if p.is_file() and p.suffix.lower() in SUPPORTED_SUFFIXES)
+        files = sorted(p for p in root.glob(pattern) if p.suffix.lower() in SUPPORTED_SUFFIXES)
         base = root
+        label = prefix if prefix is not None else (resolved_root.name or "docs")
+    docs: list[Document] = []
+    usable = 0
+    for file in files:
+        relative = file.relative_to(base).as_posix()
+        doc_id = f"{label}/{relative}" if label else relative
+        if not _inside(file, resolved_root if root.is_dir() else resolved_root.parent, follow_links, report):
+            continue
+        if not file.is_file():
+            continue
+        try:
+            size = file.stat().st_size
+            if size > MAX_FILE_BYTES:
+                report.skip("too_large", example=f"{file} ({size} bytes)")
+                continue
+            raw = file.read_bytes()
+        except OSError as exc:
+            report.skip("unreadable", example=f"{file}: {exc.strerror or exc}")
+            logger.warning("%s: cannot read (%s); skipped", file, exc.strerror or exc)
+            continue
+        digest = hashlib.sha256(raw).hexdigest()
+        suffix = file.suffix.lower()
+        if suffix in PDF_SUFFIXES:
+            pages = _load_pdf(file, doc_id, raw, report)
+            for page in pages:
+                page.metadata["content_hash"] = digest
+            docs.extend(pages)
+            usable += bool(pages)
+            continue
+        text = decode_text(raw)
+        if text is None:
+            report.skip("binary_file", example=str(file))
+            logger.warning("%s: looks like binary data, not text; skipped", file)
+            continue
+        if not text.strip():
+            report.skip("empty_file", example=str(file))
+            continue
+        docs.append(
+            Document(page_content=text, metadata={"doc_id": doc_id, "source": str(file), "content_hash": digest})
+        )
+        usable += 1
     if not files:
         raise ValueError(f"{root}: no .txt, .md or .pdf files found")
-    docs: list[Document] = []
-    for file in files:
-        suffix = file.suffix.lower()
-        doc_id = file.relative_to(base).as_posix()
-        if suffix in PDF_SUFFIXES:
-            docs.extend(_load_pdf(file, doc_id))
-        elif suffix in TEXT_SUFFIXES:
-            text = file.read_text(encoding="utf-8", errors="replace")
-            docs.append(Document(page_content=text, metadata={"doc_id": doc_id, "source": str(file)}))
-        else:
-            raise ValueError(f"{file}: unsupported file type {suffix!r} (use .txt, .md or .pdf)")
+    if not usable and not docs:
+        logger.warning("%s: no readable text in %d file(s)", root, len(files))
     return docs
 
 
-def _load_pdf(file: Path, doc_id: str) -> list[Document]:
-    """One Document per page with text. An unreadable file raises ``ValueError`` naming it; a page whose
-    text cannot be extracted (pypdf limits, broken content streams) is skipped with a warning."""
+def _inside(file: Path, root: Path, follow_links: bool, report: IngestReport) -> bool:
+    """Whether ``file`` may be read: always when it is inside ``root``; a link out of it only when asked."""
+    if follow_links:
+        return True
+    try:
+        target = file.resolve()
+    except (OSError, RuntimeError) as exc:  # a link loop
+        report.skip("unreadable", example=f"{file}: {exc}")
+        return False
+    if target == root or root in target.parents:
+        return True
+    report.skip("link_outside_folder", example=f"{file} -> {target}")
+    logger.warning("%s: links outside the folder (to %s); not followed (use --follow-links)", file, target)
+    return False
+
+
+def decode_text(raw: bytes) -> str | None:
+    """Bytes of a text file as text, or ``None`` when they are binary data.
+
+    UTF-8 first (the common case, and strict); otherwise a byte-order mark or ``charset-normalizer``'s best
+    guess. Text with NUL bytes or many control characters after decoding is binary.
+    """
+    if not raw:
+        return ""
+    for bom, codec in (
+        (b"\xef\xbb\xbf", "utf-8-sig"),
+        (b"\xff\xfe\x00\x00", "utf-32"),
+        (b"\x00\x00\xfe\xff", "utf-32"),
+    ):
+        if raw.startswith(bom):
+            return _textual(raw.decode(codec, errors="replace"))
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return _textual(raw.decode("utf-16", errors="replace"))
+    try:
+        return _textual(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        pass
+    try:
+        from charset_normalizer import from_bytes
+    except ImportError:  # pragma: no cover - a dependency; fall back to Latin-1, which always decodes
+        return _textual(raw.decode("latin-1"))
+    best = from_bytes(raw).best()
+    if best is None:
+        return None
+    return _textual(str(best))
+
+
+def _textual(text: str) -> str | None:
+    sample = text[:8192]
+    if "\x00" in sample:
+        return None
+    control = sum(1 for ch in sample if ord(ch) < 32 and ch not in "\n\r\t\f\v")
+    return None if sample and control / len(sample) > 0.05 else text
+
+
+def _load_pdf(file: Path, doc_id: str, raw: bytes, report: IngestReport) -> list[Document]:
+    """One Document per page with text. An unreadable file is counted and named; a page whose text cannot be
+    extracted is skipped with a warning; a PDF with no text layer at all (a scan) is reported."""
     from pypdf.errors import LimitReachedError
 
     try:
-        pages = _pdf_pages(file)
-    except LimitReachedError:
-        # pypdf's parsing limits guard against hostile files; large real filings (e.g. 10-Qs with huge
-        # arrays) can exceed them, so retry once with raised limits.
-        logger.warning("%s: pypdf safety limit reached; retrying with raised limits", file)
         try:
-            from pypdf._configuration import apply_configuration
-        except ImportError as exc:  # older pypdf: no per-call limits
-            raise ValueError(f"{file}: PDF exceeds pypdf's parsing limits") from exc
-        with apply_configuration(array_maximum_element_count=20_000_000, dictionary_maximum_element_count=2_000_000):
             pages = _pdf_pages(file)
-    return [
+        except LimitReachedError:
+            # pypdf's parsing limits guard against hostile files; large real filings (e.g. 10-Qs with huge
+            # arrays) can exceed them, so retry once with raised limits.
+            logger.warning("%s: pypdf safety limit reached; retrying with raised limits", file)
+            try:
+                from pypdf._configuration import apply_configuration
+            except ImportError as exc:  # older pypdf: no per-call limits
+                raise ValueError(f"{file}: PDF exceeds pypdf's parsing limits") from exc
+            with apply_configuration(
+                array_maximum_element_count=20_000_000, dictionary_maximum_element_count=2_000_000
+            ):
+                pages = _pdf_pages(file)
+    except ValueError as exc:
+        report.skip("unreadable", example=str(exc))
+        logger.warning("%s; skipped", exc)
+        return []
+    docs = [
         Document(page_content=text, metadata={"doc_id": doc_id, "source": str(file), "page": page})
         for page, text in pages
         if text.strip()
     ]
+    if pages and not docs:
+        report.warn("pdf_without_text", example=str(file))
+        logger.warning("%s: no text layer (a scanned PDF?); nothing to index — run OCR first", file)
+    return docs
 
 
 def _pdf_pages(file: Path) -> list[tuple[int, str]]:
@@ -119,12 +240,9 @@ def split_documents(
         raise ValueError(f"chunk_size must be > 0, got {chunk_size}")
     if not 0 <= chunk_overlap < chunk_size:
         raise ValueError(f"chunk_overlap must be in [0, chunk_size), got {chunk_overlap}")
-    ensure_offline_tiktoken()
-    from langchain_text_splitters import RecursiveCharacterTextSplitter
+    from kg_rag.tokens import get_encoding
 
-    splitter = RecursiveCharacterTextSplitter.from_tiktoken_encoder(
-        encoding_name=encoding_name, chunk_size=chunk_size, chunk_overlap=chunk_overlap
-    )
+    splitter = _recursive_splitter(get_encoding(encoding_name), chunk_size, chunk_overlap)
     chunks: list[Chunk] = []
     counters: dict[str, int] = {}
     for doc in documents:
@@ -142,8 +260,18 @@ def split_documents(
                     id=chunk_id_for(doc_id, i, piece),
                     text=piece,
                     doc_id=doc_id,
-                    metadata={k: v for k, v in meta.items() if k != "doc_id"},
+                    metadata={k: v for k, v in meta.items() if k not in ("doc_id", "content_hash")},
                     n_tokens=count_tokens(piece, encoding_name),
                 )
             )
     return chunks
+
+
+def _recursive_splitter(encoding, chunk_size: int, chunk_overlap: int):
+    """A recursive character splitter measuring length in tokens of the given (already loaded) encoding."""
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+    def length(text: str) -> int:
+        return len(encoding.encode(text, disallowed_special=()))
+
+    return RecursiveCharacterTextSplitter(chunk_size=chunk_size, chunk_overlap=chunk_overlap, length_function=length)

@@ -10,16 +10,18 @@ format so the demo runs with no LLM; it is also how an extraction run can be kep
 
 from __future__ import annotations
 
+import hashlib
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from kg_rag.graph import Chunk, KnowledgeGraph
 from kg_rag.ingest.extract import ExtractionResult, apply_extraction
-from kg_rag.ingest.openie import read_json
 from kg_rag.ingest.report import IngestReport
-from kg_rag.schema import RelationTypeNormalizer
+from kg_rag.jsonio import load_json
+from kg_rag.model import Chunk, KnowledgeGraph
+from kg_rag.model.relation_types import RelationTyper
 from kg_rag.tokens import count_tokens
 
 FORMAT = "kg-rag-extractions"
@@ -29,34 +31,50 @@ def import_extraction_file(
     kg: KnowledgeGraph,
     data: str | Path | dict[str, Any],
     *,
-    normalizer: RelationTypeNormalizer | None = None,
+    typer: RelationTyper | None = None,
     report: IngestReport | None = None,
 ) -> IngestReport:
-    """Add each document as one chunk (id = document id) and merge its extraction."""
-    normalizer = normalizer or RelationTypeNormalizer(keep_unknown=True)
+    """Add each document as one chunk (id = document id) and merge its extraction.
+
+    A document id already in ``kg`` replaces that document (what the old version said and the new one does
+    not is forgotten). The same id twice in one file is an error that names the ids, raised before ``kg`` is
+    touched.
+    """
+    from kg_rag.ingest.pipeline import replace_documents
+
+    typer = typer or RelationTyper()
     report = report if report is not None else IngestReport()
     name = str(data) if isinstance(data, (str, Path)) else "extractions"
-    payload = read_json(data) if isinstance(data, (str, Path)) else data
+    payload = load_json(data) if isinstance(data, (str, Path)) else data
     if not isinstance(payload, dict) or not isinstance(payload.get("documents"), list):
         raise ValueError(f'{name}: expected {{"documents": [...]}} in the {FORMAT} format')
+    ids = Counter(str(d["id"]) for d in payload["documents"] if isinstance(d, dict) and d.get("id"))
+    duplicates = sorted(i for i, n in ids.items() if n > 1)
+    if duplicates:
+        shown = ", ".join(repr(d) for d in duplicates[:5]) + (" ..." if len(duplicates) > 5 else "")
+        raise ValueError(f"{name}: {len(duplicates)} document ids occur more than once: {shown}")
+    fragment = KnowledgeGraph()
+    fragment_report = IngestReport()
     for n, doc in enumerate(payload["documents"]):
         if not isinstance(doc, dict) or not isinstance(doc.get("text"), str) or not doc.get("id"):
-            report.skip("bad_document")
+            fragment_report.skip("bad_document", example=f"document {n}")
             continue
         doc_id = str(doc["id"])
-        chunk = Chunk(
+        title = str(doc.get("title") or "")
+        fragment.add_document(
             doc_id,
-            doc["text"],
-            doc_id,
-            {"title": str(doc.get("title") or ""), "source": name},
-            count_tokens(doc["text"]),
+            source=name,
+            title=title or None,
+            content_hash=hashlib.sha256(doc["text"].encode("utf-8")).hexdigest(),
         )
-        kg.add_chunk(chunk)
-        report.added["chunks"] += 1
+        chunk = Chunk(doc_id, doc["text"], doc_id, {"title": title, "source": name}, count_tokens(doc["text"]))
+        fragment.add_chunk(chunk)
+        fragment_report.added["chunks"] += 1
         try:
             result = ExtractionResult.model_validate(doc.get("extraction") or {})
         except ValidationError as exc:
-            report.fail(doc_id, f"invalid extraction in document {n}: {exc.error_count()} errors")
+            fragment_report.fail(doc_id, f"invalid extraction in document {n}: {exc.error_count()} errors")
             continue
-        apply_extraction(kg, chunk, result, normalizer, report)
-    return report
+        apply_extraction(fragment, chunk, result, typer, fragment_report)
+    replace_documents(kg, fragment, report)
+    return report.merge(fragment_report)

@@ -11,9 +11,10 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any
 
-from kg_rag.graph import Chunk, KnowledgeGraph
 from kg_rag.ingest.report import IngestReport
-from kg_rag.schema import RelationTypeNormalizer, canonical_key, clean_display_name
+from kg_rag.model import Chunk, KnowledgeGraph
+from kg_rag.model.relation_types import RelationTyper
+from kg_rag.model.schema import canonical_key, clean_display_name
 from kg_rag.tokens import count_tokens
 
 
@@ -27,7 +28,7 @@ def import_graph_documents(
     kg: KnowledgeGraph,
     graph_documents: Iterable[Any],
     *,
-    normalizer: RelationTypeNormalizer | None = None,
+    typer: RelationTyper | None = None,
     report: IngestReport | None = None,
 ) -> IngestReport:
     """Merge GraphDocuments into ``kg``; each one's ``source`` Document becomes a chunk.
@@ -35,7 +36,7 @@ def import_graph_documents(
     The chunk id comes from ``source.metadata["chunk_id"|"id"]`` or a content hash; the document id
     from ``metadata["doc_id"|"source"]``. Relationship ``source``/``target`` keep their roles.
     """
-    normalizer = normalizer or RelationTypeNormalizer(keep_unknown=True)
+    typer = typer or RelationTyper()
     report = report if report is not None else IngestReport()
     for gd in graph_documents:
         source = _field(gd, "source")
@@ -83,7 +84,7 @@ def import_graph_documents(
             kg.add_relation(
                 s,
                 t,
-                normalizer(_field(rel, "type")),
+                typer(_field(rel, "type")),
                 description=props.get("description"),
                 evidence=props.get("evidence"),
                 confidence=confidence,

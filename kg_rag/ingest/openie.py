@@ -8,7 +8,6 @@ non-string or empty members, self-loops) are skipped and counted by reason in th
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,24 +15,15 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from kg_rag.graph import Chunk, KnowledgeGraph
 from kg_rag.ingest.report import IngestReport
-from kg_rag.schema import RelationTypeNormalizer, canonical_key, clean_display_name
+from kg_rag.jsonio import load_json
+from kg_rag.model.graph import KnowledgeGraph
+from kg_rag.model.records import Chunk
+from kg_rag.model.relation_types import RelationTyper
+from kg_rag.model.schema import canonical_key, clean_display_name
 from kg_rag.tokens import count_tokens
 
 logger = logging.getLogger(__name__)
-
-
-def read_json(path: str | Path) -> Any:
-    """Read a JSON file; missing or invalid files raise ``ValueError``/``FileNotFoundError`` naming it."""
-    p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"{p}: no such file")
-    try:
-        with p.open(encoding="utf-8") as fh:
-            return json.load(fh)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{p}: not valid JSON ({exc})") from exc
 
 
 def passage_id(index: int) -> str:
@@ -54,23 +44,29 @@ def import_openie(
     openie: str | Path | dict[str, Any],
     corpus: str | Path | Sequence[dict[str, Any]] | None = None,
     *,
-    normalizer: RelationTypeNormalizer | None = None,
+    typer: RelationTyper | None = None,
     report: IngestReport | None = None,
     progress: bool = False,
 ) -> IngestReport:
     """Merge an OpenIE extraction (and its corpus passages as chunks) into ``kg``.
 
+    Relations are typed from their predicates over the whole graph (:meth:`KnowledgeGraph.retype`):
+    ``was born in`` -> ``BORN_IN``; the original predicate stays on the relation.
+
     With a corpus, each OpenIE doc is matched to its passage by exact text (falling back to position);
     corpus passages without OpenIE output are still added as chunks. Chunk ids are ``passage-NNNNN``
     by corpus position, the chunk text is the passage text, the title goes to metadata.
     """
-    normalizer = normalizer or RelationTypeNormalizer(keep_unknown=False)
+    from kg_rag.ingest.pipeline import replace_documents
+
+    typer = typer or RelationTyper()
     report = report if report is not None else IngestReport()
-    data = read_json(openie) if isinstance(openie, (str, Path)) else openie
+    target, kg = kg, KnowledgeGraph()  # built aside, then each passage replaces its earlier version
+    data = load_json(openie) if isinstance(openie, (str, Path)) else openie
     docs = data.get("docs") if isinstance(data, dict) else None
     if not isinstance(docs, list):
         raise ValueError(f'{openie if isinstance(openie, (str, Path)) else "openie"}: expected {{"docs": [...]}}')
-    passages = read_json(corpus) if isinstance(corpus, (str, Path)) else corpus
+    passages = load_json(corpus) if isinstance(corpus, (str, Path)) else corpus
     if passages is None:
         passages = [dict(zip(("title", "text"), _split_passage(d))) for d in docs if isinstance(d, dict)]
     if not isinstance(passages, list):
@@ -113,12 +109,14 @@ def import_openie(
         for triple in doc.get("extracted_triples") or []:
             reason = _triple_problem(triple)
             if reason:
-                report.skip(reason)
+                report.skip(reason, example=f"{triple[0]!r} -> {triple[2]!r}" if reason == "self_loop" else None)
                 continue
             s, p, o = triple
-            kg.add_relation(s, o, normalizer(p), predicate=p, chunk_id=cid, doc_id=cid)
+            kg.add_relation(s, o, typer(p), predicate=p, chunk_id=cid, doc_id=cid)
             report.added["relations"] += 1
-    logger.info("OpenIE import: %s skipped", dict(report.skipped))
+    replace_documents(target, kg, report)
+    counts = target.retype(typer)  # corpus-level types: variants merged, rare predicates backed off
+    logger.info("OpenIE import: %s skipped; %s", dict(report.skipped), counts)
     return report
 
 

@@ -19,9 +19,34 @@ class IngestReport:
     failures: dict[str, str] = field(default_factory=dict)
     warnings: Counter = field(default_factory=Counter)
     added: Counter = field(default_factory=Counter)
+    examples: dict[str, list[str]] = field(default_factory=dict)
+    """A few named examples per skip or warning reason (e.g. which names merged into a self-loop)."""
+    usage: Counter = field(default_factory=Counter)
+    """Chat calls and prompt/completion tokens spent on extraction (all runs of this index)."""
 
-    def skip(self, reason: str, n: int = 1) -> None:
+    MAX_EXAMPLES = 20
+
+    def skip(self, reason: str, n: int = 1, example: str | None = None) -> None:
         self.skipped[reason] += n
+        if example is not None:
+            self.example(reason, example)
+
+    def warn(self, reason: str, n: int = 1, example: str | None = None) -> None:
+        self.warnings[reason] += n
+        if example is not None:
+            self.example(reason, example)
+
+    def example(self, reason: str, text: str) -> None:
+        bucket = self.examples.setdefault(reason, [])
+        if len(bucket) < self.MAX_EXAMPLES and text not in bucket:
+            bucket.append(text)
+
+    def add_usage(self, usage: dict[str, int]) -> None:
+        self.usage.update({k: int(v) for k, v in usage.items()})
+
+    def forget_chunks(self, chunk_ids: set[str]) -> None:
+        """Drop what is recorded about chunks that no longer exist (a deleted document's failures)."""
+        self.failures = {c: e for c, e in self.failures.items() if c not in chunk_ids}
 
     def fail(self, chunk_id: str, error: BaseException | str) -> None:
         self.failures[chunk_id] = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
@@ -31,6 +56,10 @@ class IngestReport:
         self.warnings.update(other.warnings)
         self.added.update(other.added)
         self.failures.update(other.failures)
+        self.usage.update(other.usage)
+        for reason, texts in other.examples.items():
+            for text in texts:
+                self.example(reason, text)
         return self
 
     def to_dict(self) -> dict[str, Any]:
@@ -39,6 +68,8 @@ class IngestReport:
             "failures": dict(sorted(self.failures.items())),
             "warnings": dict(sorted(self.warnings.items())),
             "added": dict(sorted(self.added.items())),
+            "examples": {k: list(v) for k, v in sorted(self.examples.items())},
+            "usage": dict(sorted(self.usage.items())),
         }
 
     @classmethod
@@ -48,4 +79,6 @@ class IngestReport:
             failures={str(k): str(v) for k, v in (data.get("failures") or {}).items()},
             warnings=Counter({str(k): int(v) for k, v in (data.get("warnings") or {}).items()}),
             added=Counter({str(k): int(v) for k, v in (data.get("added") or {}).items()}),
+            examples={str(k): [str(x) for x in v][: cls.MAX_EXAMPLES] for k, v in (data.get("examples") or {}).items()},
+            usage=Counter({str(k): int(v) for k, v in (data.get("usage") or {}).items()}),
         )

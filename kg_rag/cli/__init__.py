@@ -1,0 +1,67 @@
+"""The ``kg-rag`` command line: ``index``, ``stats``, ``delete``, ``copy``, ``retype``, ``query``, ``communities``,
+``global``, ``eval``, ``bench``, ``demo``, ``pg``.
+
+Every expected failure (bad path, bad file, missing configuration, a locked index) prints one line to stderr
+and exits with status 2 — no traceback. ``-v`` shows progress logging; ``--debug`` shows tracebacks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+from kg_rag.cli import communities, demo, evaluation, indexing, querying, server
+from kg_rag.cli.common import CLIError
+from kg_rag.errors import KGRagError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kg-rag", description=__doc__.splitlines()[0])
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress (INFO)")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for module in (indexing, querying, communities, evaluation, demo, server):
+        module.add_parsers(sub)
+    return parser
+
+
+def _one_line(exc: BaseException) -> str:
+    """The first line of an error; for a pydantic validation error, the message of its first error."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors) and type(exc).__name__ == "ValidationError":
+        try:
+            first = errors()[0]
+            return str(first.get("msg", exc)).removeprefix("Value error, ").splitlines()[0]
+        except (IndexError, TypeError, AttributeError):
+            pass
+    return str(exc).splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:  # `kg-rag stats IDX | head`: the reader is gone, which is not an error
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        print("kg-rag: interrupted", file=sys.stderr)
+        return 130
+    except (CLIError, KGRagError, ValueError, OSError) as exc:
+        if args.debug:
+            raise
+        msg = _one_line(exc)
+        if isinstance(exc, FileNotFoundError) and exc.filename and str(exc.filename) not in msg:
+            msg = f"{exc.filename}: {exc.strerror or 'no such file'}"
+        print(f"kg-rag: error: {msg}", file=sys.stderr)
+        return 2

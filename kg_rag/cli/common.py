@@ -1,0 +1,45 @@
+"""Shared pieces of the ``kg-rag`` commands: the one-line error type and small helpers."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger("kg_rag.cli")
+
+
+class CLIError(Exception):
+    """A user-facing error: printed as one line, exit status 2."""
+
+
+def existing_store(location: str, **kwargs: Any):
+    """The store at ``location``, which must hold an index (one-line errors otherwise)."""
+    from kg_rag.store import is_database_uri, open_store
+
+    if not is_database_uri(location) and not Path(location).is_dir():
+        raise CLIError(f"{location}: no such index directory")
+    store = open_store(location, **kwargs)
+    if not store.exists():
+        raise CLIError(f"{location}: no kg-rag index there")
+    return store
+
+
+def stats_payload(stats: dict[str, Any]) -> dict[str, Any]:
+    keys = ("chunks", "documents", "entities", "relations", "relation_types", "skipped")
+    payload = {k: stats.get(k) for k in keys}
+    payload.update({k: stats.get(k) for k in ("synonym_links", "extraction_failures", "embedding_model", "dim")})
+    payload["communities"] = stats.get("communities")
+    payload["stale_communities"] = stats.get("stale_communities")
+    types = dict(sorted((payload["relation_types"] or {}).items(), key=lambda kv: (-kv[1], kv[0])))
+    total = sum(types.values())
+    payload["relation_types"] = types
+    payload["typed_share"] = round(1.0 - types.get("RELATED", 0) / total, 4) if total else None
+    payload["type_vocabulary"] = len([t for t in types if t != "RELATED"])
+    return payload
+
+
+def split_list(values: list[str] | None) -> list[str] | None:
+    if not values:
+        return None
+    return [v.strip() for item in values for v in item.split(",") if v.strip()]

@@ -1,0 +1,124 @@
+"""``kg-rag communities`` (detect, report, list) and ``kg-rag global`` (map–reduce over the reports)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from kg_rag.cli.common import CLIError, existing_store
+
+
+def _reporter(args: argparse.Namespace):
+    """The chat-model reporter when one is configured (and not refused), else ``None`` (extractive reports)."""
+    from kg_rag.langchain.chat import chat_model_configured
+
+    if args.extractive or not chat_model_configured():
+        return None
+    from kg_rag.langchain.chat import default_chat_model
+    from kg_rag.langchain.communities import LLMReporter
+
+    return LLMReporter(
+        default_chat_model(args.chat_model, timeout=args.llm_timeout), max_concurrency=args.max_concurrency
+    )
+
+
+def cmd_communities(args: argparse.Namespace) -> int:
+    from kg_rag.communities import refresh_communities
+    from kg_rag.ingest.extract import usage_summary
+
+    store = existing_store(args.index)
+    reporter = _reporter(args)
+    with store.writing(args.wait):
+        index = store.load()
+        previous = index.communities
+        communities, stats = refresh_communities(
+            index.kg, None if args.rebuild else previous, reporter=reporter, max_cluster_size=args.max_cluster_size
+        )
+        if previous is None or communities.to_dict() != previous.to_dict():
+            index.communities = communities
+            store.save(index)
+        out = sys.stderr if args.json else sys.stdout
+        kind = "chat model" if reporter is not None else "extractive (no chat model configured)"
+        print(f"{stats.summary()}; reports: {kind}", file=out)
+        if reporter is not None:
+            print("llm usage: " + usage_summary(stats.usage, len(index.kg.chunks)), file=out)
+    shown = [c for c in communities if args.level is None or c.level == args.level]
+    if args.json:
+        payload = {
+            "communities": [
+                {
+                    "id": c.id,
+                    "level": c.level,
+                    "parent": c.parent,
+                    "title": c.title,
+                    "entities": c.entities,
+                    "size": c.size,
+                    "rating": c.rating,
+                    "stale": c.stale,
+                    "extractive": c.extractive,
+                    "report": c.report_text(),
+                }
+                for c in shown
+            ],
+            "usage": communities.usage,
+        }
+        print(json.dumps(payload, indent=1, ensure_ascii=False))
+        return 0
+    for c in sorted(shown, key=lambda c: (c.level, -c.rating, c.id)):
+        flags = " (stale)" if c.stale else ""
+        print(f"{c.id}  level {c.level}  {c.size:4d} entities  rating {c.rating:4.1f}  {c.title}{flags}")
+    return 0
+
+
+def cmd_global(args: argparse.Namespace) -> int:
+    from kg_rag.langchain.chat import chat_model_configured, default_chat_model
+    from kg_rag.langchain.communities import build_global_search, global_usage
+
+    if not chat_model_configured():
+        raise CLIError("global search needs a chat model: set OPENAI_API_KEY (and OPENAI_BASE_URL, KG_RAG_CHAT_MODEL)")
+    store = existing_store(args.index)
+    backend = store.backend()
+    graph = build_global_search(backend, default_chat_model(args.chat_model, max_retries=2), level=args.level)
+    out = graph.invoke({"question": args.question})
+    usage = global_usage(out)
+    if args.json:
+        print(
+            json.dumps(
+                {"answer": out["answer"], "communities": out.get("communities", []), "usage": usage},
+                indent=1,
+                ensure_ascii=False,
+            )
+        )
+        return 0
+    print(out["answer"])
+    print()
+    print("communities: " + (", ".join(out.get("communities", [])) or "-"))
+    print(
+        f"llm usage: {usage.get('calls', 0)} chat calls, {usage.get('prompt_tokens', 0)} prompt + "
+        f"{usage.get('completion_tokens', 0)} completion tokens"
+    )
+    return 0
+
+
+def add_parsers(sub) -> None:
+    p = sub.add_parser("communities", help="detect communities, write their reports (only where needed), list them")
+    p.add_argument("index", help="index directory or postgresql:// URI")
+    p.add_argument("--level", type=int, default=None, help="list only this level (0 = coarsest)")
+    p.add_argument("--json", action="store_true", help='print {"communities": [{id, level, title, entities, report}]}')
+    p.add_argument("--rebuild", action="store_true", help="detect from scratch and rewrite every report")
+    p.add_argument("--extractive", action="store_true", help="extractive reports even when a chat model is set")
+    p.add_argument("--max-cluster-size", type=int, default=None, help="split communities larger than this (12)")
+    p.add_argument("--chat-model", default=None, help="chat model name (default: $KG_RAG_CHAT_MODEL)")
+    p.add_argument("--llm-timeout", type=float, default=None, help="seconds per chat call ($KG_RAG_LLM_TIMEOUT or 60)")
+    p.add_argument("--max-concurrency", type=int, default=4, help="parallel report calls (default 4)")
+    p.add_argument("--wait", type=float, default=None, help="seconds to wait for another writer (default 60)")
+    p.set_defaults(func=cmd_communities)
+
+    p = sub.add_parser("global", help="answer a question about the whole collection from community reports")
+    p.add_argument("index", help="index directory or postgresql:// URI")
+    p.add_argument("question", help="the question")
+    p.add_argument("--level", type=int, default=0, help="community level to search (default 0, the coarsest)")
+    p.add_argument("--chat-model", default=None, help="chat model name (default: $KG_RAG_CHAT_MODEL)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_global)

@@ -1,0 +1,142 @@
+"""``kg-rag eval`` and ``kg-rag bench``: retrieval quality and speed."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from kg_rag.cli.common import CLIError, existing_store
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from kg_rag.eval.datasets import load_musique_questions
+    from kg_rag.eval.methods import load_method_specs
+    from kg_rag.eval.runner import evaluate
+    from kg_rag.langchain.embeddings import make_embeddings
+
+    try:
+        ks = [int(k) for k in args.k.split(",") if k.strip()]
+    except ValueError as exc:
+        raise CLIError(f"--k takes comma-separated integers, got {args.k!r}") from exc
+    specs = load_method_specs(args.methods_dir)
+    names = list(specs) if args.methods == "all" else [m.strip() for m in args.methods.split(",") if m.strip()]
+    unknown = [n for n in names if n not in specs]
+    if unknown:
+        raise CLIError(f"unknown method(s) {', '.join(unknown)}; known: {', '.join(sorted(specs))}")
+    backend = existing_store(args.index).backend()
+    with backend.reader() as view:
+        chunks = [c for _, c in view.iter_chunks()]
+        embedding_model = view.info().embedding_model
+    dataset = args.dataset or ("sec10q" if str(args.questions).lower().endswith(".csv") else "musique")
+    if dataset == "sec10q":
+        from kg_rag.eval.datasets import load_sec10q_questions
+
+        questions = load_sec10q_questions(args.questions, chunks, limit=args.limit)
+    else:
+        questions = load_musique_questions(args.questions, chunks, limit=args.limit)
+    embeddings = make_embeddings(args.embeddings)
+    report = evaluate(questions, backend, embeddings, [specs[n] for n in names], ks, progress=not args.quiet)
+    report["index"] = str(args.index)
+    report["questions_file"] = str(args.questions)
+    report["embedding_model"] = embedding_model
+    report["dataset"] = dataset
+    if args.out:
+        from kg_rag.store.files import atomic_write_bytes
+
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(Path(args.out), (json.dumps(report, indent=1) + "\n").encode())
+    cols = [f"recall@{k}" for k in ks] + [f"answer_in_context@{max(ks)}", "mrr", "latency_ms_p50", "latency_ms_p95"]
+    print(f"{'method':18s}" + "".join(f"{c:>22s}" for c in cols))
+    for name, m in report["methods"].items():
+        print(f"{name:18s}" + "".join(f"{m[c]:22.3f}" if m.get(c) is not None else f"{'-':>22s}" for c in cols))
+    return 0
+
+
+# --------------------------------------------------------------------------- bench
+def _parse_sizes(text: str) -> list[tuple[int, int]]:
+    try:
+        sizes = [tuple(int(x) for x in part.split(":")) for part in text.split(",") if part.strip()]
+    except ValueError as exc:
+        raise CLIError(f"--sizes takes ENTITIES:EDGES pairs separated by commas, got {text!r}") from exc
+    if not sizes or any(len(s) != 2 or s[0] < 2 or s[1] < 1 for s in sizes):
+        raise CLIError(f"--sizes takes ENTITIES:EDGES pairs separated by commas, got {text!r}")
+    return sizes  # type: ignore[return-value]
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from kg_rag.bench import markdown_table, run_benchmark
+
+    sizes = _parse_sizes(args.sizes) if args.sizes else [(args.entities, args.edges)]
+    if any(e < 2 or m < 1 for e, m in sizes) or args.queries < 1:
+        raise CLIError("--entities must be >= 2, --edges >= 1, --queries >= 1")
+    strategies = tuple(s.strip() for s in args.strategies.split(",") if s.strip())
+    results = []
+    for entities, edges in sizes:
+        results.append(
+            run_benchmark(
+                entities,
+                edges,
+                n_queries=args.queries,
+                dim=args.dim,
+                strategies=strategies,
+                seed003_queries=args.seed003_queries,
+                store=args.store,
+                pg_uri=args.pg,
+            )
+        )
+        if args.out:
+            out = Path(args.out)
+            out.mkdir(parents=True, exist_ok=True)
+            (out / f"bench-{entities}-{edges}.json").write_text(json.dumps(results[-1], indent=1) + "\n")
+    if args.json:
+        print(json.dumps(results[0] if len(results) == 1 else results, indent=1))
+    elif len(results) > 1:
+        print(markdown_table(results))
+    else:
+        for key, value in results[0].items():
+            print(f"{key:36s} {value}")
+    return 0
+
+
+def add_parsers(sub) -> None:
+    p = sub.add_parser("eval", help="compare retrieval methods on a question set")
+    p.add_argument("--questions", required=True, help="questions JSON (MuSiQue/HippoRAG format)")
+    p.add_argument("--index", required=True, help="index built from the matching corpus")
+    p.add_argument("--methods", default="dense,bm25,seed003,kg-rag", help="comma-separated names, or 'all'")
+    p.add_argument("--methods-dir", default="methods", help="folder of method configs (*.json)")
+    p.add_argument("--k", default="2,5", help="cut-offs, comma-separated")
+    p.add_argument("--out", help="write the results JSON here")
+    p.add_argument("--limit", type=int, default=None, help="only the first N questions")
+    p.add_argument(
+        "--dataset",
+        choices=["musique", "sec10q"],
+        default=None,
+        help="question format (default: sec10q for .csv, else musique)",
+    )
+    p.add_argument("--embeddings", default="local", help="the embeddings the index was built with")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("bench", help="speed/memory benchmark on a synthetic graph, vs the seed-003 algorithm")
+    p.add_argument("--entities", type=int, default=10_000)
+    p.add_argument("--edges", type=int, default=100_000)
+    p.add_argument("--queries", type=int, default=50)
+    p.add_argument("--dim", type=int, default=384, help="embedding dimension of the random vectors")
+    p.add_argument("--strategies", default="chain,frequency,path,ppr", help="first one is the reported preset")
+    p.add_argument("--seed003-queries", type=int, default=None, help="time the slow reference on fewer queries")
+    p.add_argument(
+        "--sizes",
+        default=None,
+        help="several graphs in one run, e.g. 1900:17000,10000:100000,100000:1000000 (prints a table)",
+    )
+    p.add_argument(
+        "--store",
+        choices=["directory", "postgres"],
+        default="directory",
+        help="where the loaded index is served from (postgres: --pg URI, or a server started for the run)",
+    )
+    p.add_argument("--pg", default=None, help="postgresql:// URI of the server for --store postgres")
+    p.add_argument("--out", default=None, help="folder to write one bench-ENTITIES-EDGES.json per size")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_bench)

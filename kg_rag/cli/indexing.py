@@ -1,0 +1,326 @@
+"""``kg-rag index``, ``stats``, ``delete`` and ``retype``: building and maintaining an index."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from kg_rag.cli.common import CLIError, existing_store, logger, stats_payload
+from kg_rag.errors import KGRagError
+
+
+def _load_existing(store, *, required: bool):
+    """The index at ``store``; an unreadable one is an error when it is to be updated, else replaced."""
+    if not store.exists():
+        return None
+    try:
+        return store.load()
+    except (KGRagError, ValueError) as exc:
+        if required:
+            raise CLIError(f"{store}: the index to update is unreadable ({exc})") from exc
+        logger.warning("existing index at %s is unreadable (%s); building from scratch", store, exc)
+        return None
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from kg_rag.langchain.embeddings import make_embeddings
+
+    sources = [bool(args.openie or args.corpus), bool(args.docs), bool(args.extractions)]
+    if sum(sources) != 1:
+        raise CLIError("give exactly one input: --openie/--corpus, --docs, or --extractions")
+    for flag in ("openie", "corpus", "extractions"):
+        path = getattr(args, flag)
+        if path and not Path(path).is_file():
+            what = "no such file" if not Path(path).exists() else "not a regular file"
+            raise CLIError(f"--{flag} {path}: {what}")
+    progress = not args.quiet
+    extractor = None
+    if args.docs and not args.no_extract:  # fail fast, before any work, when no chat model is configured
+        from kg_rag.ingest.extract import LLMExtractor
+        from kg_rag.langchain.chat import default_chat_model
+
+        extractor = LLMExtractor(
+            default_chat_model(args.chat_model, timeout=args.llm_timeout),
+            max_concurrency=args.max_concurrency,
+            max_retries=args.llm_retries,
+        )
+    embeddings = make_embeddings(args.embeddings)
+
+    from kg_rag.store import open_store
+
+    store = open_store(args.out)
+    with store.writing(args.wait):
+        return _index_locked(args, store, embeddings, extractor, progress)
+
+
+def _index_locked(args, store, embeddings, extractor, progress) -> int:
+    from kg_rag.index.build import build_index
+    from kg_rag.ingest.report import IngestReport
+    from kg_rag.model.graph import KnowledgeGraph
+
+    out = args.out
+    old = _load_existing(store, required=args.update)
+    if args.update and old is None:
+        raise CLIError(f"{out}: --update needs an existing index there")
+    if args.docs:  # documents carry content hashes: unchanged ones are kept from the old index, not redone
+        kg = old.kg if old is not None else KnowledgeGraph()
+        report = old.report if old is not None else IngestReport()
+    else:
+        kg = old.kg if args.update else KnowledgeGraph()
+        report = old.report if args.update else IngestReport()
+    usage_before = dict(report.usage)
+    changes = None
+
+    if args.openie or args.corpus:
+        from kg_rag.ingest.openie import import_openie
+
+        import_openie(kg, args.openie or {"docs": []}, args.corpus, report=report, progress=progress)
+    elif args.extractions:
+        from kg_rag.ingest.extraction_file import import_extraction_file
+
+        import_extraction_file(kg, args.extractions, report=report)
+    else:
+        from kg_rag.ingest.documents import load_documents
+        from kg_rag.ingest.pipeline import index_documents
+
+        documents = load_documents(args.docs, prefix=args.doc_prefix, follow_links=args.follow_links, report=report)
+        changes = index_documents(
+            kg,
+            documents,
+            extractor=extractor,
+            report=report,
+            chunk_size=args.chunk_size,
+            chunk_overlap=args.chunk_overlap,
+            sync=not args.update,
+            progress=progress,
+        )
+        print(changes.summary())
+        for line in changes.failure_lines():
+            print(f"  {line}")
+        if extractor is not None:
+            from kg_rag.ingest.extract import usage_summary
+
+            spent = {k: report.usage.get(k, 0) - usage_before.get(k, 0) for k in report.usage}
+            print("llm usage: " + usage_summary(spent, changes.chunks_extracted + changes.chunks_failed))
+        if changes.chunks_failed and not changes.chunks_extracted:
+            print(f"kg-rag: every extraction failed; {out} was not changed", file=sys.stderr)
+            return 1
+
+    cache = old.cache() if old is not None else None
+    index = build_index(
+        kg, embeddings, type_prefix=not args.no_type_prefix, cache=cache, report=report, progress=progress
+    )
+    if old is not None and old.kg is kg:  # the same graph, edited: communities carry over, changed ones stale
+        index.with_communities_of(old)
+    if args.synonym_threshold is not None:
+        from kg_rag.index.synonyms import link_synonyms
+
+        link_synonyms(index, args.synonym_threshold)
+    store.save(index)
+    stats = index.stats()
+    print(
+        f"indexed {stats['chunks']} chunks, {stats['entities']} entities, {stats['relations']} relations "
+        f"({len(stats['relation_types'])} types) into {out}"
+    )
+    if report.skipped:
+        print("skipped: " + ", ".join(f"{k}={v}" for k, v in sorted(report.skipped.items())))
+    if changes is not None and changes.failed:
+        print(
+            f"kg-rag: extraction failed for {changes.chunks_failed} chunks; re-run the same command to retry them",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    store = existing_store(args.index, verify=not args.no_verify)
+    if args.docs:
+        return _print_documents(store, args.json)
+    payload = stats_payload(store.stats())
+    if args.json:
+        print(json.dumps(payload, indent=1))
+        return 0
+    for key in ("chunks", "documents", "entities", "relations", "synonym_links", "extraction_failures"):
+        print(f"{key:20s} {payload[key]}")
+    if payload.get("communities") is not None:
+        print(f"{'communities':20s} {payload['communities']} ({payload['stale_communities']} stale)")
+    print(f"{'embedding_model':20s} {payload['embedding_model']} (dim {payload['dim']})")
+    share = payload["typed_share"]
+    print(f"{'typed_share':20s} {'-' if share is None else f'{100 * share:.1f}%'} (not RELATED)")
+    print(f"{'type_vocabulary':20s} {payload['type_vocabulary']} relation types")
+    types = list(payload["relation_types"].items())
+    shown = types if args.types else types[: args.top]
+    print("relation_types:" if args.types else f"relation_types (top {len(shown)}; --types lists all):")
+    for name, count in shown:
+        print(f"  {name:32s} {count}")
+    if payload["skipped"]:
+        print("skipped:")
+        for name, count in payload["skipped"].items():
+            print(f"  {name:24s} {count}")
+    return 0
+
+
+def _print_documents(store, as_json: bool) -> int:
+    docs = sorted(store.documents(), key=lambda d: str(d.get("id")))
+    if as_json:
+        print(json.dumps(docs, indent=1, ensure_ascii=False))
+        return 0
+    for doc in docs:  # ids printed exactly as `delete --doc` takes them; repr() when they hold odd characters
+        doc_id = str(doc.get("id"))
+        shown = doc_id if doc_id.isprintable() and doc_id == doc_id.strip() else repr(doc_id)
+        print(f"{shown}\t{doc.get('chunks', '?')} chunks")
+    return 0
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    """Remove documents and everything they contributed; older generations no reader holds are removed too,
+    so the deleted text is gone from disk (not only from the current generation)."""
+    from kg_rag.langchain.embeddings import make_embeddings
+
+    store = existing_store(args.index)
+    embeddings = make_embeddings(args.embeddings)
+    with store.writing(args.wait):
+        index = store.load()
+        known = set(index.kg.documents())
+        missing = [d for d in dict.fromkeys(args.doc) if d not in known]
+        if missing:
+            shown = ", ".join(repr(d) for d in missing[:5]) + (" ..." if len(missing) > 5 else "")
+            raise CLIError(f"{args.index}: no document {shown} (kg-rag stats {args.index} --docs lists the ids)")
+        removed = index.remove_documents(list(dict.fromkeys(args.doc)))
+        index = index.refresh(embeddings)  # all remaining text cached: nothing is re-embedded
+        store.save(index, forget=True)
+    print(
+        f"removed {len(set(args.doc))} documents: {removed['chunks']} chunks, {removed['relations']} relations, "
+        f"{removed['entities']} entities, {removed['descriptions']} descriptions"
+    )
+    return 0
+
+
+def cmd_copy(args: argparse.Namespace) -> int:
+    """Copy an index between backends (directory <-> PostgreSQL, or to another place of the same kind)."""
+    from kg_rag.store import is_database_uri, open_store
+
+    source = existing_store(args.source)
+    index = source.load()
+    target = open_store(args.target)
+    with target.writing(args.wait):
+        if target.exists():
+            if not args.replace:
+                raise CLIError(f"{args.target}: already holds an index (use --replace to overwrite it)")
+            if is_database_uri(args.target):
+                target.drop()  # a clean copy keeps the source's row numbers as handles
+        target.save(index)
+    stats = index.stats()
+    print(
+        f"copied {stats['chunks']} chunks, {stats['entities']} entities, {stats['relations']} relations "
+        f"from {source} to {target}"
+    )
+    return 0
+
+
+def cmd_retype(args: argparse.Namespace) -> int:
+    """Re-derive relation types (and ids) from the stored predicates; only changed texts are re-embedded."""
+    from kg_rag.langchain.embeddings import make_embeddings
+    from kg_rag.model.relation_types import RelationTyper
+
+    store = existing_store(args.index)
+    embeddings = make_embeddings(args.embeddings)
+    with store.writing(args.wait):
+        index = store.load()
+        before = _typed_share(index.kg.stats()["relation_types"])
+        counts = index.kg.retype(RelationTyper(min_support=args.min_support))
+        cache = index.cache()
+        index = index.refresh(embeddings)
+        store.save(index)
+    stats = index.kg.stats()
+    after = _typed_share(stats["relation_types"])
+    print(
+        f"retyped {counts['retyped']} relations, merged {counts['merged']} variants; "
+        f"typed {100 * before:.1f}% -> {100 * after:.1f}%, {len(stats['relation_types'])} types; "
+        f"{len(index.cache()) - len(cache) if len(index.cache()) > len(cache) else 0} new embeddings"
+    )
+    return 0
+
+
+def _typed_share(types: dict[str, int]) -> float:
+    total = sum(types.values())
+    return 1.0 - types.get("RELATED", 0) / total if total else 0.0
+
+
+def add_parsers(sub) -> None:
+    p = sub.add_parser("index", help="build (or --update) an index directory")
+    p.add_argument("--openie", help="OpenIE JSON in HippoRAG format (docs[*].extracted_triples)")
+    p.add_argument("--corpus", help="corpus JSON [{title, text}] matching --openie")
+    p.add_argument("--docs", help="file or folder of .txt/.md/.pdf to extract with the configured chat model")
+    p.add_argument("--extractions", help="saved extraction file (kg-rag-extractions format)")
+    p.add_argument("--out", required=True, help="index directory (or postgresql:// URI) to write")
+    p.add_argument("--wait", type=float, default=None, help="seconds to wait for another writer (default 60)")
+    p.add_argument(
+        "--update",
+        action="store_true",
+        help="add to (or replace documents in) the index at --out; without it the index holds exactly this input",
+    )
+    p.add_argument(
+        "--no-extract",
+        action="store_true",
+        help="with --docs: chunk and embed only, no LLM extraction (dense/BM25 baselines)",
+    )
+    p.add_argument("--embeddings", default="local", help="local (default) | openai[:MODEL] | fake[:DIM] | module:attr")
+    p.add_argument("--no-type-prefix", action="store_true", help="embed entities without their [TYPE]")
+    p.add_argument("--synonym-threshold", type=float, default=None, help="link entities with cosine >= this")
+    p.add_argument("--chat-model", default=None, help="chat model name (default: $KG_RAG_CHAT_MODEL)")
+    p.add_argument("--chunk-size", type=int, default=512, help="tokens per chunk (default 512)")
+    p.add_argument("--chunk-overlap", type=int, default=24, help="token overlap (default 24)")
+    p.add_argument("--max-concurrency", type=int, default=4, help="parallel extraction calls (default 4)")
+    p.add_argument(
+        "--llm-timeout",
+        type=float,
+        default=None,
+        help="seconds one chat call may take (default $KG_RAG_LLM_TIMEOUT or 60)",
+    )
+    p.add_argument("--llm-retries", type=int, default=2, help="extra attempts per chunk, with backoff (default 2)")
+    p.add_argument(
+        "--doc-prefix",
+        default=None,
+        help="with --docs: id prefix for its documents (default: the folder's name, e.g. policies/old.md)",
+    )
+    p.add_argument(
+        "--follow-links", action="store_true", help="with --docs: follow symbolic links that lead out of the folder"
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=cmd_index)
+
+    p = sub.add_parser("stats", help="print counts of an index")
+    p.add_argument("index", help="index directory")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--top", type=int, default=20, help="relation types to list")
+    p.add_argument("--types", action="store_true", help="list every relation type with its count")
+    p.add_argument("--no-verify", action="store_true", help="skip sha256 checks of the files")
+    p.add_argument("--docs", action="store_true", help="list document ids (what delete --doc takes)")
+    p.set_defaults(func=cmd_stats)
+
+    p = sub.add_parser("delete", help="remove documents from an index")
+    p.add_argument("index", help="index directory")
+    p.add_argument(
+        "--doc", action="append", required=True, help="document id as `kg-rag stats IDX --docs` lists it (repeatable)"
+    )
+    p.add_argument("--wait", type=float, default=None, help="seconds to wait for another writer (default 60)")
+    p.add_argument("--embeddings", default="local", help="the embeddings the index was built with")
+    p.set_defaults(func=cmd_delete)
+
+    p = sub.add_parser("copy", help="copy an index between a directory and PostgreSQL (either way)")
+    p.add_argument("source", help="index directory or postgresql:// URI to read")
+    p.add_argument("target", help="index directory or postgresql:// URI to write")
+    p.add_argument("--replace", action="store_true", help="overwrite an index already at the target")
+    p.add_argument("--wait", type=float, default=None, help="seconds to wait for another writer (default 60)")
+    p.set_defaults(func=cmd_copy)
+
+    p = sub.add_parser("retype", help="re-type relations from their predicates (no re-embedding of unchanged text)")
+    p.add_argument("index", help="index directory")
+    p.add_argument("--min-support", type=int, default=3, help="relations a type needs before it is kept (3)")
+    p.add_argument("--embeddings", default="local", help="the embeddings the index was built with")
+    p.add_argument("--wait", type=float, default=None, help="seconds to wait for another writer (default 60)")
+    p.set_defaults(func=cmd_retype)

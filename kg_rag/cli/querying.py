@@ -1,0 +1,95 @@
+"""``kg-rag query``: retrieve for a question and print the context (and an answer when a chat model is set)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from kg_rag.cli.common import split_list
+from kg_rag.context import render_path
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    from kg_rag.langchain.embeddings import make_embeddings
+    from kg_rag.langchain.retriever import EntityBasedKGRAG
+    from kg_rag.query.history import validate_query
+    from kg_rag.query.params import get_preset
+
+    validate_query(args.question)  # before loading anything
+    get_preset(args.preset)
+    retriever = EntityBasedKGRAG.from_index(args.index, make_embeddings(args.embeddings), preset=args.preset)
+    overrides: dict[str, Any] = {}
+    for name in ("max_hops", "k", "direction", "strategy", "max_context_tokens"):
+        value = getattr(args, name)
+        if value is not None:
+            overrides[name] = value
+    if args.edge_types:
+        overrides["edge_types"] = split_list(args.edge_types)
+    if args.exclude_edge_types:
+        overrides["exclude_edge_types"] = split_list(args.exclude_edge_types)
+    if args.include_entities:
+        overrides["include_entities"] = split_list(args.include_entities)
+    if args.exclude_entities:
+        overrides["exclude_entities"] = split_list(args.exclude_entities)
+    result = retriever.retrieve(args.question, **overrides)
+    if args.json:
+        from dataclasses import asdict
+
+        payload = {
+            "query": result.query,
+            "context": result.context,
+            "chunks": [{k: v for k, v in asdict(c).items()} for c in result.chunks],
+            "entities": [asdict(e) for e in result.entities],
+            "paths": [render_path(result.names, pa) for pa in result.paths],
+            "warnings": result.warnings,
+            "relations": [asdict(r) for r in result.relations],
+            "section_tokens": result.section_tokens,
+            "timings_ms": result.timings_ms,
+        }
+        print(json.dumps(payload, indent=1, ensure_ascii=False))
+        return 0
+    from kg_rag.langchain.chat import chat_model_configured, default_chat_model
+
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    print(result.context)
+    print()
+    if not args.no_answer and chat_model_configured():
+        from kg_rag.langchain.answer import build_answer_graph
+
+        answer = build_answer_graph(retriever, default_chat_model(max_retries=2), retrieval_kwargs=overrides).invoke(
+            {"question": args.question}
+        )
+        print(f"answer: {answer['answer']}")
+        print()
+    print("top chunks:")
+    for c in result.chunks:
+        print(f"  {c.score:.4f}  {c.id}  (graph {c.graph_score:.4f}, dense {c.dense_score:.4f})")
+    print(f"retrieval {result.timings_ms.get('total', 0):.1f} ms (excluding query embedding)")
+    return 0
+
+
+def add_parsers(sub) -> None:
+    p = sub.add_parser("query", help="retrieve for a question and print the formatted context")
+    p.add_argument("index", help="index directory")
+    p.add_argument("question", help="the question")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--preset", default="default", help="named retrieval settings: default | seed003")
+    p.add_argument("--embeddings", default="local", help="the embeddings the index was built with")
+    p.add_argument("--edge-types", action="append", help="only traverse these relation types (comma-separated)")
+    p.add_argument("--exclude-edge-types", action="append", help="never traverse these relation types")
+    p.add_argument(
+        "--include-entities", action="append", help="always start from these entities (comma-separated names)"
+    )
+    p.add_argument(
+        "--exclude-entities", action="append", help="never show or traverse these entities (comma-separated names)"
+    )
+    p.add_argument("--max-hops", type=int, default=None)
+    p.add_argument("--direction", choices=["out", "in", "both"], default=None)
+    p.add_argument("--strategy", default=None, help="frequency | path | ppr")
+    p.add_argument("--k", type=int, default=None, help="chunks to return")
+    p.add_argument("--max-context-tokens", type=int, default=None)
+    p.add_argument("--no-answer", action="store_true", help="do not call the chat model even if one is configured")
+    p.set_defaults(func=cmd_query)

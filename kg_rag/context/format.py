@@ -1,0 +1,284 @@
+"""Stage 5: context assembly — directed typed paths ``A -[TYPE]-> B``, tables and source passages, in a token
+budget.
+
+Sections, in order: Paths, Relationships (``id|source|target|description|relation_type|weight|rank``),
+Entities, Communities (when the result carries community reports) and Sources. Each has a share of the budget
+(``relations_share``, ``entities_share``, ``community_share``, the rest for sources); a section that needs
+less passes the surplus on. When something must be cut, descriptions shrink before whole rows go, and a row
+never loses its type or direction.
+
+Nothing a document, a file name or an entity name contains can forge structure: every line of source text
+is prefixed with ``| `` (no structural line starts that way), ids and titles are sanitised and quoted, entity
+names that look like notation are JSON-quoted, and table cells are CSV-quoted.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from kg_rag.context.render import render_path
+from kg_rag.model.schema import upper_snake
+from kg_rag.tokens import count_tokens, truncate_to_tokens
+
+if TYPE_CHECKING:
+    from kg_rag.query.params import QueryParams
+    from kg_rag.query.types import RetrievalResult
+
+logger = logging.getLogger(__name__)
+
+PATHS_HEADER = "-----Paths (X -[TYPE]-> Y and Y <-[TYPE]- X both mean: X is the source, Y the target)-----"
+RELATIONS_HEADER = "-----Relationships-----"
+ENTITIES_HEADER = "-----Entities-----"
+COMMUNITIES_HEADER = "-----Communities-----"
+SOURCES_HEADER = "-----Sources-----"
+SOURCE_LINE_PREFIX = "| "
+"""Every line of source text starts with this, so no source text can pass for a header, a row or a source line."""
+RELATION_COLUMNS = ("id", "source", "target", "description", "relation_type", "weight", "rank")
+ENTITY_COLUMNS = ("id", "entity", "type", "description", "rank")
+_DESC_STEPS = (None, 48, 24, 12, 6, 0)
+_SAFE_ID = re.compile(r"^[\w.:/#@+-]{1,200}$", re.UNICODE)
+
+Line = tuple[str, tuple[str, str] | None]
+"""A rendered line and what it shows (``("relation", id)``, ``("path", i)``, ...; ``None`` for headers)."""
+
+
+@dataclass
+class FormattedContext:
+    """The context text and what made it in: row ids, path count, entities, chunk ids, tokens per section."""
+
+    text: str
+    section_tokens: dict[str, int] = field(default_factory=dict)
+    relations: list[str] = field(default_factory=list)
+    """Relation ids of the relationship rows shown, in order."""
+    paths: list[int] = field(default_factory=list)
+    """Indexes (into ``result.paths``) of the paths shown."""
+    entities: list[str] = field(default_factory=list)
+    communities: list[str] = field(default_factory=list)
+    chunks: list[str] = field(default_factory=list)
+
+    @property
+    def tokens(self) -> int:
+        return self.section_tokens.get("total", 0)
+
+
+def safe_label(value: object, limit: int = 200) -> str:
+    """An id, title or file name as one safe token: kept as is when plain, else JSON-quoted (no line breaks,
+    no control characters, nothing that reads as a new field or section)."""
+    text = "".join(ch if ch.isprintable() else " " for ch in str(value))
+    text = " ".join(text.split())[:limit]
+    return text if _SAFE_ID.match(text) else json.dumps(text, ensure_ascii=False)
+
+
+def _cell(value: object) -> str:
+    return " ".join("".join(ch if ch.isprintable() else " " for ch in str(value)).split())
+
+
+def _table_line(values: list[object]) -> str:
+    buf = io.StringIO()
+    csv.writer(buf, delimiter="|", lineterminator="", quoting=csv.QUOTE_MINIMAL).writerow([_cell(v) for v in values])
+    line = buf.getvalue()
+    return line
+
+
+def _shorten(text: str, limit: int | None) -> str:
+    if limit is None or not text:
+        return text
+    if limit == 0:
+        return ""
+    cut = truncate_to_tokens(text, limit)
+    return cut if cut == text else cut.rstrip() + "…"
+
+
+def _fit(lines: list[Line], budget: int) -> tuple[list[Line], int]:
+    """Longest prefix of ``lines`` whose token count (one newline per line) fits ``budget``."""
+    out, used = [], 0
+    for line in lines:
+        cost = count_tokens(line[0] + "\n")
+        if used + cost > budget:
+            break
+        out.append(line)
+        used += cost
+    return out, used
+
+
+def _path_lines(result: RetrievalResult, p: QueryParams) -> list[Line]:
+    if not result.paths or p.max_paths == 0:
+        return []
+    lines: list[Line] = [(PATHS_HEADER, None)]
+    lines += [(render_path(result.names, path), ("path", str(i))) for i, path in enumerate(result.paths[: p.max_paths])]
+    return lines
+
+
+def _relation_lines(result: RetrievalResult, desc_limit: int | None, p: QueryParams) -> list[Line]:
+    rows = result.relations[: p.max_relations]
+    if not rows:
+        return []
+    lines: list[Line] = [(RELATIONS_HEADER, None), (_table_line(list(RELATION_COLUMNS)), None)]
+    for i, r in enumerate(rows):
+        values = [
+            i,
+            r.source,
+            r.target,
+            _shorten(r.description, desc_limit),
+            upper_snake(r.relation_type),
+            f"{r.weight:g}",
+            r.rank,
+        ]
+        lines.append((_table_line(values), ("relation", r.relation_id)))
+    return lines
+
+
+def _entity_lines(result: RetrievalResult, desc_limit: int | None) -> list[Line]:
+    if not result.entities:
+        return []
+    lines: list[Line] = [(ENTITIES_HEADER, None), (_table_line(list(ENTITY_COLUMNS)), None)]
+    for i, e in enumerate(result.entities):
+        values = [i, e.name, e.entity_type, _shorten(e.description, desc_limit), f"{e.score:.4f}"]
+        lines.append((_table_line(values), ("entity", e.key)))
+    return lines
+
+
+def _community_lines(result: RetrievalResult, desc_limit: int | None) -> list[Line]:
+    communities = getattr(result, "communities", None) or []
+    if not communities:
+        return []
+    lines: list[Line] = [(COMMUNITIES_HEADER, None)]
+    for c in communities:
+        head = f"community={safe_label(c.id)} level={c.level} rating={c.rating:.1f} title={safe_label(c.title)}"
+        lines.append((head, ("community", c.id)))
+        for text in c.lines(desc_limit):
+            lines.append((SOURCE_LINE_PREFIX + text, ("community-line", c.id)))
+    return lines
+
+
+def _section(lines_at: Callable[[int | None], list[Line]], budget: int) -> tuple[list[Line], int]:
+    """Render a table section into ``budget``: shorten every description step by step, and only when even
+    empty descriptions do not fit drop whole rows from the end (types and direction are never cut)."""
+    lines: list[Line] = []
+    for limit in _DESC_STEPS:
+        lines = lines_at(limit)
+        fitted, used = _fit(lines, budget)
+        if len(fitted) == len(lines):
+            return fitted, used
+    fitted, _ = _fit(lines, budget)
+    while fitted and fitted[-1][1] is None:
+        fitted.pop()  # no dangling headers
+    return fitted, sum(count_tokens(line + "\n") for line, _ in fitted)
+
+
+def _source_lines(text: str) -> list[str]:
+    cleaned = "".join(ch if ch.isprintable() or ch == "\n" else " " for ch in text.replace("\t", " "))
+    return [SOURCE_LINE_PREFIX + line.rstrip() for line in cleaned.strip().splitlines() if line.strip()]
+
+
+def _chunks_section(result: RetrievalResult, budget: int) -> tuple[list[Line], int]:
+    if not result.chunks:
+        return [], 0
+    header_cost = count_tokens(SOURCES_HEADER + "\n")
+    if header_cost > budget:
+        return [], 0
+    lines: list[Line] = [(SOURCES_HEADER, None)]
+    used = header_cost
+    for i, c in enumerate(result.chunks):
+        title = c.metadata.get("title", "") if c.metadata else ""
+        head = f"[{i + 1}] chunk={safe_label(c.id)} doc={safe_label(c.doc_id)} score={c.score:.4f}"
+        if title:
+            head += f" title={safe_label(title)}"
+        body = _source_lines(c.text)
+        head_cost = count_tokens(head + "\n")
+        cost = head_cost + sum(count_tokens(b + "\n") for b in body)
+        if used + cost <= budget:
+            lines += [(head, ("chunk", c.id))] + [(b, ("chunk-text", c.id)) for b in body]
+            used += cost
+            continue
+        room = budget - used - head_cost - 2
+        if room >= 16:  # a useful fragment: cut the text, keep the header
+            cut = _source_lines(truncate_to_tokens(c.text, room).rstrip() + "…")
+            kept, spent = _fit([(b, ("chunk-text", c.id)) for b in cut], room)
+            if kept:
+                lines += [(head, ("chunk", c.id)), *kept]
+                used += head_cost + spent
+        break
+    return lines, used
+
+
+SECTION_ORDER = ("paths", "relations", "entities", "communities", "chunks")
+
+
+def format_context(result: RetrievalResult, params: QueryParams | None = None) -> FormattedContext:
+    """Assemble the token-budgeted context of a retrieval result (see the module docstring).
+
+    The returned text never exceeds ``params.max_context_tokens`` (tiktoken cl100k_base).
+    """
+    from kg_rag.query.params import QueryParams
+
+    p = params or QueryParams()
+    total = p.max_context_tokens
+    community_share = p.community_share
+    shares = {
+        "relations": p.relations_share,  # paths and relationship rows share it, paths first
+        "entities": p.entities_share,
+        "communities": community_share,
+        "chunks": max(0.0, 1.0 - p.relations_share - p.entities_share - community_share),
+    }
+
+    def relations_at(limit: int | None) -> list[Line]:
+        return _path_lines(result, p) + _relation_lines(result, limit, p)
+
+    renderers: dict[str, Callable[[int], tuple[list[Line], int]]] = {
+        "relations": lambda b: _section(relations_at, b),
+        "entities": lambda b: _section(lambda lim: _entity_lines(result, lim), b),
+        "communities": lambda b: _section(lambda lim: _community_lines(result, lim), b),
+        "chunks": lambda b: _chunks_section(result, b),
+    }
+    unbounded = {name: render(10**9) for name, render in renderers.items()}
+    need = {name: full[1] for name, full in unbounded.items()}
+    alloc = {name: min(need[name], int(total * share)) for name, share in shares.items()}
+    spare = total - sum(alloc.values())
+    for name in ("chunks", "relations", "communities", "entities"):  # surplus flows to whoever still needs it
+        extra = min(spare, need[name] - alloc[name])
+        if extra > 0:
+            alloc[name] += extra
+            spare -= extra
+    order = ("relations", "entities", "communities", "chunks")
+    rendered = {  # a section that got all it needs is already rendered
+        name: unbounded[name] if alloc[name] >= need[name] else renderers[name](alloc[name]) for name in order
+    }
+    lines = [line for name in order for line in rendered[name][0]]
+    text = "\n".join(line for line, _ in lines)
+    while lines and count_tokens(text) > total:  # merges across lines can differ from per-line counts
+        lines.pop()
+        text = "\n".join(line for line, _ in lines)
+    out = FormattedContext(text)
+    for _, tag in lines:
+        if tag is None:
+            continue
+        kind, value = tag
+        if kind == "relation":
+            out.relations.append(value)
+        elif kind == "path":
+            out.paths.append(int(value))
+        elif kind == "entity":
+            out.entities.append(value)
+        elif kind == "community":
+            out.communities.append(value)
+        elif kind == "chunk":
+            out.chunks.append(value)
+    out.section_tokens = {name: rendered[name][1] for name in order}
+    out.section_tokens["total"] = count_tokens(text)
+    typed = sum(1 for r in result.relations if upper_snake(r.relation_type) != "RELATED")
+    logger.info(
+        "context tokens %s; %d rows (%d typed), %d paths",
+        out.section_tokens,
+        len(out.relations),
+        typed,
+        len(out.paths),
+    )
+    return out

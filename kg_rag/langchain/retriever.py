@@ -1,0 +1,241 @@
+"""``EntityBasedKGRAG``: the LangChain ``BaseRetriever`` over a kg-rag index (the thin LangChain layer).
+
+All retrieval logic lives in :mod:`kg_rag.query`; this class binds it to LangChain's retriever protocol:
+``invoke``/``ainvoke`` return the top chunks as ``Document``s, per-call overrides go through keyword
+arguments (``retriever.invoke(q, k=3, max_hops=2, edge_types=["SUPERSEDES"])``), and :meth:`retrieve`
+exposes the full result (formatted context, paths, relations) for answer nodes and agent tools.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+from langchain_core.runnables import RunnableConfig
+from pydantic import ConfigDict, Field, PrivateAttr
+
+from kg_rag.context import format_context, render_edge
+from kg_rag.index.build import GraphIndex, build_index
+from kg_rag.index.embeddings import model_id
+from kg_rag.model.graph import KnowledgeGraph
+from kg_rag.query.engine import QueryEngine
+from kg_rag.query.params import QueryParams, get_preset
+from kg_rag.query.types import RetrievalResult
+from kg_rag.store.memory import LiveBackend
+
+logger = logging.getLogger(__name__)
+
+
+_SINK = "_kg_rag_result_sink"
+"""Private keyword through which :meth:`EntityBasedKGRAG.retrieve` receives the full result of a traced run."""
+_CONFIGURABLE = frozenset({f.name for f in fields(QueryParams)} | {"k", "history", "include_edges"})
+
+
+def _configured(config: RunnableConfig | None) -> dict[str, Any]:
+    """Retrieval settings from ``config["configurable"]`` (keys that are not retrieval settings belong to
+    other runnables, e.g. a checkpointer's ``thread_id``, and are left alone)."""
+    configurable = (config or {}).get("configurable") or {}
+    return {k: v for k, v in configurable.items() if k in _CONFIGURABLE}
+
+
+def _split_kwargs(kwargs: dict[str, Any]) -> tuple[dict[str, Any], Sequence[Any] | None]:
+    overrides = dict(kwargs)
+    history = overrides.pop("history", None)
+    if "k" in overrides:
+        overrides["top_k_chunks"] = overrides.pop("k")
+    return overrides, history
+
+
+class EntityBasedKGRAG(BaseRetriever):
+    """Knowledge-graph retriever: entity/fact matching, directed expansion, chunk scoring, budgeted context.
+
+    Build it with :meth:`from_index` (a directory written by ``kg-rag index``, or a ``postgresql://`` URI),
+    :meth:`from_graph` (a :class:`KnowledgeGraph` you built in code), or from a :class:`GraphIndex` (``index=``)
+    or any :class:`~kg_rag.store.base.QueryBackend` (``backend=``).
+
+    Args:
+        index: an editable graph and its embeddings; edits to its graph are picked up by the next query.
+        backend: a query backend (what :meth:`from_index` opens).
+        embeddings: the LangChain ``Embeddings`` the index was built with (used for queries).
+        params: every retrieval knob (:class:`QueryParams`); or pass ``preset`` (``default``/``seed003``).
+        k: number of chunks returned (LangChain's usual name for ``params.top_k_chunks``).
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    index: Any = None
+    backend: Any = None
+    embeddings: Any
+    params: QueryParams = Field(default_factory=QueryParams)
+    preset: str | None = None
+    k: int | None = None
+
+    _engine: QueryEngine = PrivateAttr()
+
+    def model_post_init(self, __context: Any) -> None:
+        if not isinstance(self.params, QueryParams):
+            raise ValueError(f"params must be a QueryParams, got {type(self.params).__name__}")
+        if self.index is not None and not isinstance(self.index, GraphIndex):
+            raise ValueError(f"index must be a kg_rag GraphIndex, got {type(self.index).__name__}")
+        if (self.index is None) == (self.backend is None):
+            raise ValueError("give exactly one of index= (a GraphIndex) or backend= (a QueryBackend)")
+        params = get_preset(self.preset) if self.preset else self.params
+        if self.k is not None:
+            params = params.replace(top_k_chunks=self.k)
+        self.params = params
+        if self.index is not None:
+            self.backend = LiveBackend(self.index, self.embeddings)
+        built = model_id(self.embeddings) if hasattr(self.embeddings, "embed_query") else None
+        stored = self.backend.info().embedding_model
+        if built and stored and built != stored:
+            logger.warning("index was embedded with %s but queries use %s", stored, built)
+        self._engine = QueryEngine(self.backend, self.embeddings, params)
+
+    # ----------------------------------------------------------- constructors
+    @classmethod
+    def from_index(
+        cls, location: str | Path, embeddings: Any | None = None, *, preset: str | None = None, **kwargs: Any
+    ) -> EntityBasedKGRAG:
+        """Open an index (a directory or a ``postgresql://`` URI) for queries. ``embeddings`` defaults to the
+        local MiniLM model (the ``local`` extra)."""
+        from kg_rag.store import open_store
+
+        backend = open_store(location).backend()
+        if embeddings is None:
+            from kg_rag.langchain.embeddings import local_embeddings
+
+            embeddings = local_embeddings()
+        return cls(backend=backend, embeddings=embeddings, preset=preset, **kwargs)
+
+    @classmethod
+    def from_graph(
+        cls, kg: KnowledgeGraph, embeddings: Any, *, type_prefix: bool = True, **kwargs: Any
+    ) -> EntityBasedKGRAG:
+        """Embed a graph built in code and wrap it. ``type_prefix`` embeds entities as ``name [TYPE] description``."""
+        return cls(index=build_index(kg, embeddings, type_prefix=type_prefix), embeddings=embeddings, **kwargs)
+
+    @property
+    def engine(self) -> QueryEngine:
+        return self._engine
+
+    @property
+    def knowledge_graph(self) -> KnowledgeGraph:
+        """The editable graph behind this retriever (for a saved index: the generation it serves)."""
+        if isinstance(self.backend, LiveBackend):
+            return self.backend.index.kg
+        graph = getattr(self.backend, "knowledge_graph", None)
+        if graph is None:
+            raise ValueError(f"{type(self.backend).__name__} does not hold an in-memory graph")
+        return graph()
+
+    def refresh(self) -> bool:
+        """Move to the newest version of a saved index (no-op for in-memory graphs, which are always current)."""
+        refresh = getattr(self.backend, "refresh", None)
+        return bool(refresh()) if callable(refresh) else False
+
+    # ----------------------------------------------------------- full results
+    def retrieve(self, query: str, *, config: RunnableConfig | None = None, **kwargs: Any) -> RetrievalResult:
+        """Full result for ``query``: chunks, entities, paths, relations and the formatted ``context``.
+
+        Runs as a LangChain retriever run (callbacks and tracing see it, under ``config``'s callbacks, tags and
+        run name). Keyword arguments, and ``config["configurable"]`` entries named like them, override
+        :class:`QueryParams` fields for this call (``k`` = ``top_k_chunks``); ``history`` is a list of previous
+        turns folded into the query.
+        """
+        sink: list[RetrievalResult] = []
+        self.invoke(query, config, **{_SINK: sink}, **kwargs)
+        return sink[0]
+
+    async def aretrieve(self, query: str, *, config: RunnableConfig | None = None, **kwargs: Any) -> RetrievalResult:
+        """Async :meth:`retrieve`: the query is embedded with ``aembed_query``; the graph work runs off the loop."""
+        sink: list[RetrievalResult] = []
+        await self.ainvoke(query, config, **{_SINK: sink}, **kwargs)
+        return sink[0]
+
+    def _with_context(self, result: RetrievalResult, overrides: dict[str, Any]) -> RetrievalResult:
+        formatted = format_context(result, self.params.replace(**overrides))
+        result.context, result.section_tokens, result.formatted = formatted.text, formatted.section_tokens, formatted
+        return result
+
+    def format_context(self, query: str, **kwargs: Any) -> str:
+        """Just the token-budgeted context string for ``query``."""
+        return self.retrieve(query, **kwargs).context
+
+    # ----------------------------------------------------------- Runnable
+    def invoke(self, input: str, config: RunnableConfig | None = None, **kwargs: Any) -> list[Document]:
+        """LangChain ``invoke``; retrieval settings may come per call as keyword arguments or as
+        ``config={"configurable": {"k": 3, "max_hops": 2, ...}}`` (keyword arguments win)."""
+        return super().invoke(input, config, **{**_configured(config), **kwargs})
+
+    async def ainvoke(self, input: str, config: RunnableConfig | None = None, **kwargs: Any) -> list[Document]:
+        return await super().ainvoke(input, config, **{**_configured(config), **kwargs})
+
+    # ----------------------------------------------------------- BaseRetriever
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
+    ) -> list[Document]:
+        sink = kwargs.pop(_SINK, None)
+        include = kwargs.pop("include_edges", None)
+        overrides, history = _split_kwargs(kwargs)
+        result = self._engine.retrieve(query, history=history, **overrides)
+        return self._finish(result, overrides, include, sink)
+
+    async def _aget_relevant_documents(
+        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
+    ) -> list[Document]:
+        sink = kwargs.pop(_SINK, None)
+        include = kwargs.pop("include_edges", None)
+        overrides, history = _split_kwargs(kwargs)
+        result = await self._engine.aretrieve(query, history=history, **overrides)
+        return self._finish(result, overrides, include, sink)
+
+    def _finish(self, result: RetrievalResult, overrides: dict, include: bool | None, sink: Any) -> list[Document]:
+        if sink is not None:  # retrieve(): the caller wants the whole result, context formatted
+            sink.append(self._with_context(result, overrides))
+        return self.to_documents(result, include)
+
+    def to_documents(self, result: RetrievalResult, include_edges: bool | None = None) -> list[Document]:
+        """Chunks as Documents. Metadata: ids, source, scores, matched entities with their similarity, the
+        rendered paths that reach the chunk and (``include_edges``) the relations touching it."""
+        include = self.params.include_edges if include_edges is None else include_edges
+        matched = {e.key: e for e in result.entities}
+        docs = []
+        for c in result.chunks:
+            meta: dict[str, Any] = {
+                **c.metadata,
+                "chunk_id": c.id,
+                "doc_id": c.doc_id,
+                "source": c.metadata.get("source", c.doc_id),
+                "score": c.score,
+                "graph_score": c.graph_score,
+                "dense_score": c.dense_score,
+                "matched_entities": [
+                    {"name": matched[k].name, "similarity": matched[k].similarity} for k in c.entities if k in matched
+                ],
+                "paths": list(c.paths),
+            }
+            relation_lines = [
+                render_edge(r.source, r.relation_type, r.target) for r in result.relations if c.id in r.chunk_ids
+            ]
+            meta["graph_context"] = "\n".join(dict.fromkeys([*c.paths, *relation_lines])) or "(no graph paths)"
+            if include:
+                meta["edges"] = [
+                    {
+                        "id": r.relation_id,
+                        "source": r.source,
+                        "target": r.target,
+                        "relation_type": r.relation_type,
+                        "description": r.description,
+                        "evidence": r.evidence,
+                    }
+                    for r in result.relations
+                    if c.id in r.chunk_ids
+                ]
+            docs.append(Document(page_content=c.text, metadata=meta, id=c.id))
+        return docs

@@ -1,0 +1,292 @@
+"""Relation types from real predicates: ``was born in`` -> ``BORN_IN``, ``is the capital of`` -> ``CAPITAL_OF``,
+``directed by`` -> ``DIRECTED_BY``.
+
+A predicate is cleaned (auxiliaries, articles and filler adverbs dropped; negation kept) and keyed by the
+lemmas of what is left, so variants of one predicate (``born in`` / ``was born in`` / ``is born in``) share a
+key and a type. The key keeps the final preposition, so a passive (``directed by``) never shares a key or a
+type with its active (``directed``): typing and merging never cross direction. The curated vocabulary
+(``SUPERSEDES``, ``MANAGES``, ...) applies wherever its phrases match.
+
+Over a whole corpus (:meth:`RelationTyper.fit`), a type must be attested at least ``min_support`` times.
+A rarer predicate falls back, in order, to: its head phrase (``is the largest city in`` -> ``city in``,
+``played an important role in`` -> ``play in``) when that is attested often enough; its preposition
+family (``facilitated the formation of`` -> ``OF``); its head verb. ``RELATED`` is left for predicates with
+no usable word. The original predicate is always kept on the relation, so nothing is lost by typing.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+
+from kg_rag.model.schema import DEFAULT_RELATION_PATTERNS, RELATED, SYNONYM, upper_snake
+
+_TOKEN = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*", re.UNICODE)
+BE = frozenset("is was are were be been being am 's".split())
+MODAL = frozenset("will would can could may might must shall should does did do to".split())
+HAVE = frozenset("has have had having".split())
+NEGATION = frozenset("not never no cannot".split())
+DETERMINERS = frozenset("the a an his her its their this that these those some any".split())
+FILLER = frozenset(
+    """also originally currently formerly later still then now once often mainly primarily officially
+    previously eventually initially subsequently briefly recently jointly already largely widely commonly
+    usually generally mostly traditionally reportedly allegedly actually finally again only just even
+    further formally publicly personally directly partly partially newly fully successfully posthumously
+    famously notably especially particularly nearly almost approximately roughly first""".split()
+)
+MODIFIERS = frozenset(
+    """last former new old large largest small smallest major main great greatest big biggest second third
+    official early late current previous next top sole primary principal chief senior junior other own
+    several many most more few""".split()
+)
+PREPOSITIONS = frozenset(
+    """in on at of by for to from with into onto as about after before during under over between through
+    against near within without across since until among towards toward upon via per like than behind
+    beside beyond inside outside along around off out up down""".split()
+)
+_IRREGULAR_PARTICIPLES = frozenset(
+    """born borne known held won made built written given taken seen done gone found lost left led sold
+    brought grown shown spent taught told begun become drawn driven chosen spoken broken frozen stolen
+    hidden risen fallen set put run hit cut shot bought thought caught fought sought paid laid said sent
+    meant kept felt dealt struck hung stuck spun bound wound understood stood beaten forgotten ridden
+    eaten sworn torn worn flown thrown blown sewn sown""".split()
+)
+
+
+NOUN_PHRASE = "<np>"
+"""First element of the key of a noun-phrase predicate (``is a play by``)."""
+
+
+@lru_cache(maxsize=65536)
+def lemma(word: str) -> str:
+    """The English lemma of a lower-case word (``simplemma``; the word itself when it is unknown)."""
+    try:
+        import simplemma
+    except ImportError:  # pragma: no cover - simplemma is a dependency; degrade to the surface form
+        return word
+    return simplemma.lemmatize(word, lang="en")
+
+
+def _participle(word: str) -> bool:
+    return word.endswith(("ed", "ing")) or word in _IRREGULAR_PARTICIPLES
+
+
+@dataclass(frozen=True)
+class PredicateForm:
+    """A predicate after cleaning: the words kept (``surface``), their lemma key, and what was dropped."""
+
+    surface: tuple[str, ...]
+    key: tuple[str, ...]
+    copula: bool
+    """The predicate started with a form of *be* (``is the capital of``): its content is a noun phrase."""
+
+    @property
+    def preposition(self) -> str | None:
+        return self.surface[-1] if len(self.surface) > 1 and self.surface[-1] in PREPOSITIONS else None
+
+    @property
+    def passive(self) -> bool:
+        return self.preposition == "by"
+
+
+def tokens(text: str) -> list[str]:
+    return [t.casefold() for t in _TOKEN.findall(unicodedata.normalize("NFKC", str(text)).replace("_", " "))]
+
+
+@lru_cache(maxsize=65536)
+def analyse(predicate: str) -> PredicateForm:
+    """Clean a predicate: drop auxiliaries, articles and filler adverbs (keep negation); key it by lemmas."""
+    toks = tokens(predicate)
+    copula = bool(toks) and toks[0] in BE
+    kept: list[str] = []
+    for i, t in enumerate(toks):
+        last = i == len(toks) - 1
+        if t in DETERMINERS or t in FILLER:
+            continue
+        if (t in BE or t in MODAL) and not last:
+            continue
+        if t in HAVE and not last and (toks[i + 1] in BE or _participle(toks[i + 1])):
+            continue
+        kept.append(t)
+    while len(kept) > 1 and kept[-1] in BE:  # "aims to be": the trailing copula adds nothing
+        kept.pop()
+    if not kept and toks:  # the predicate is only a copula / auxiliary: keep its meaning
+        first = toks[0]
+        kept = ["is"] if first in BE else ["has"] if first in HAVE else [first]
+    key = tuple("be" if t in BE else t if t in PREPOSITIONS or t in NEGATION else lemma(t) for t in kept)
+    # "is a play by": a copula with an article makes a noun phrase, which must not share a key with the verb
+    # of the same stem ("played by"); the marker keeps them apart (``fit`` rejoins "is the capital of" with a
+    # plain "capital of", whose words are the same)
+    after_copula = [t for t in toks[1:] if t not in FILLER and t not in BE and t not in NEGATION][:1]
+    if copula and after_copula and after_copula[0] in ("a", "an", "the") and kept and kept[0] not in BE:
+        key = (NOUN_PHRASE, *key)
+    return PredicateForm(tuple(kept), key, copula)
+
+
+def head_form(form: PredicateForm) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The head phrase of a predicate (surface words, lemma key): its main verb — or, after a copula, its head
+    noun — plus its final preposition and any negation. ``has the administrative seat in`` -> ``has seat in``."""
+    prep = form.preposition
+    words = list(form.surface[:-1] if prep else form.surface)
+    negated = [w for w in words if w in NEGATION]
+    content = [w for w in words if w not in NEGATION and w not in PREPOSITIONS and w not in MODIFIERS] or [
+        w for w in words if w not in NEGATION
+    ]
+    if not content:
+        head: list[str] = []
+    elif len(content) == 1:
+        head = content[:1]
+    elif lemma(content[0]) == "have":
+        head = [content[0], content[-1]]
+    elif form.copula and not _participle(content[0]):
+        head = content[-1:]
+    else:
+        head = content[:1]
+    surface = tuple(negated[:1] + head + ([prep] if prep else []))
+    key = tuple(w if w in PREPOSITIONS or w in NEGATION else lemma(w) for w in surface)
+    if form.key[:1] == (NOUN_PHRASE,):  # a noun phrase backs off to a noun phrase, never to a verb
+        key = (NOUN_PHRASE, *key)
+    return surface, key
+
+
+def display_type(surface: Iterable[str]) -> str:
+    """UPPER_SNAKE type of a cleaned surface (``born in`` -> ``BORN_IN``; a lone copula -> ``IS_A``)."""
+    words = list(surface)
+    if words in (["is"], ["was"], ["are"], ["were"], ["be"]):
+        return "IS_A"
+    if words in (["has"], ["had"], ["have"]):
+        return "HAS"
+    snake = upper_snake(" ".join(words))
+    return "IS_SYNONYM_OF" if snake == SYNONYM else snake  # SYNONYM_OF is reserved for resolution links
+
+
+def _meaningful(form: PredicateForm) -> bool:
+    return any(sum(ch.isalnum() for ch in w) >= 2 for w in form.surface)
+
+
+class RelationTyper:
+    """Chooses relation types for predicates; never changes which end of a relation is the source.
+
+    ``patterns``: curated phrase -> type (the default vocabulary's phrases); matched on lemma keys, so
+    ``replaced``, ``replaces`` and ``has replaced`` all give ``SUPERSEDES``. ``min_support``: how many relations
+    must share a type before :meth:`fit` keeps it (rarer predicates fall back, see the module docstring).
+    ``strict``: types outside ``vocabulary`` become ``RELATED`` (for LLM output that must stay in a schema).
+    """
+
+    def __init__(
+        self,
+        patterns: Mapping[str, str] | None = None,
+        *,
+        min_support: int = 3,
+        vocabulary: Iterable[str] | None = None,
+        strict: bool = False,
+    ) -> None:
+        if isinstance(min_support, bool) or not isinstance(min_support, int) or min_support < 1:
+            raise ValueError(f"min_support must be an integer >= 1, got {min_support!r}")
+        phrases = DEFAULT_RELATION_PATTERNS if patterns is None else patterns
+        self.patterns = {analyse(phrase).key: upper_snake(t) for phrase, t in phrases.items()}
+        self.min_support = min_support
+        self.vocabulary = frozenset(upper_snake(v) for v in vocabulary) if vocabulary is not None else None
+        self.strict = strict
+
+    def _curated(self, form: PredicateForm) -> str | None:
+        if form.key in self.patterns:
+            return self.patterns[form.key]
+        snake = upper_snake(" ".join(form.surface))
+        if self.vocabulary is not None and snake in self.vocabulary:
+            return snake
+        return None
+
+    def __call__(self, predicate: str | None) -> str:
+        """The type of one predicate on its own (no corpus statistics): curated, else its cleaned phrase."""
+        if predicate is None or not str(predicate).strip():
+            return RELATED
+        form = analyse(str(predicate))
+        if not _meaningful(form):
+            return RELATED
+        curated = self._curated(form)
+        if curated is not None:
+            return curated
+        if self.strict:
+            return RELATED
+        return display_type(form.surface)
+
+    def fit(self, predicates: Mapping[str, int]) -> dict[str, str]:
+        """Types for a whole corpus of predicates (predicate -> how many relations use it).
+
+        Variants merge on their key; a key used by fewer than ``min_support`` relations falls back to its
+        head phrase, then its preposition family, then its head verb (keeping the final preposition, so
+        merges never cross direction); ``RELATED`` only when none of those is attested.
+        """
+        forms = {p: analyse(p) for p in predicates if p and str(p).strip()}
+        plain_surfaces = {f.surface: f.key for f in forms.values() if f.key[:1] != (NOUN_PHRASE,)}
+        for p, f in list(forms.items()):  # "is the capital of" is "capital of": the same words, no verb reading
+            if f.key[:1] == (NOUN_PHRASE,) and f.surface in plain_surfaces:
+                forms[p] = PredicateForm(f.surface, plain_surfaces[f.surface], f.copula)
+        support: Counter[tuple[str, ...]] = Counter()
+        surfaces: dict[tuple[str, ...], Counter[tuple[str, ...]]] = {}
+        for p, form in forms.items():
+            support[form.key] += predicates[p]
+            surfaces.setdefault(form.key, Counter())[form.surface] += predicates[p]
+        types: dict[tuple[str, ...], str] = {}
+        for key, counter in surfaces.items():
+            surface = min(counter, key=lambda s: (-counter[s], len(s), s))
+            types[key] = display_type(surface)
+        heads: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        head_support: Counter[tuple[str, ...]] = Counter()
+        head_surfaces: dict[tuple[str, ...], Counter[tuple[str, ...]]] = {}
+        for p, form in forms.items():
+            if support[form.key] < self.min_support and form.key not in self.patterns:
+                h_surface, h_key = head_form(form)
+                if h_key[:1] == (NOUN_PHRASE,) and h_surface in plain_surfaces:  # "largest city in" -> "city in"
+                    h_key = plain_surfaces[h_surface]
+                heads[p] = (h_surface, h_key)
+                head_support[h_key] += predicates[p]
+                head_surfaces.setdefault(h_key, Counter())[h_surface] += predicates[p]
+        family_support: Counter[str] = Counter()  # how often each preposition ends a predicate at all
+        for p, form in forms.items():
+            if form.preposition:
+                family_support[form.preposition] += predicates[p]
+        out: dict[str, str] = {}
+        for p, form in forms.items():
+            out[p] = self._fit_one(p, form, support, types, heads, head_support, head_surfaces, family_support)
+        return out
+
+    def _fit_one(self, p, form, support, types, heads, head_support, head_surfaces, family_support) -> str:
+        if not _meaningful(form):
+            return RELATED
+        curated = self._curated(form)
+        if curated is not None:
+            return curated
+        if self.strict:
+            return RELATED
+        if support[form.key] >= self.min_support:
+            return types[form.key]
+        h_surface, h_key = heads[p]
+        if h_key in self.patterns:
+            return self.patterns[h_key]
+        if support[h_key] >= self.min_support:
+            return types[h_key]
+        if h_key and head_support[h_key] >= self.min_support:
+            counter = head_surfaces[h_key]
+            return display_type(min(counter, key=lambda s: (-counter[s], len(s), s)))
+        prep = form.preposition
+        if prep and family_support[prep] >= self.min_support:
+            return display_type([prep])
+        verb = h_key[:1]
+        if verb and verb[0] not in PREPOSITIONS and support[verb] >= self.min_support:
+            return types[verb]
+        return RELATED
+
+
+def relation_key(predicate: str | None, relation_type: str | None) -> str:
+    """What identifies a relation between two entities besides its ends: the lemma key of its predicate (or of
+    its type when it has none). Variants of one predicate give one relation; retyping never changes it."""
+    text = predicate if predicate and str(predicate).strip() else (relation_type or RELATED)
+    form = analyse(str(text))
+    key = form.key[1:] if form.key[:1] == (NOUN_PHRASE,) else form.key  # identity: the words, not the reading
+    return " ".join(key) or str(text).strip().casefold()

@@ -1,0 +1,209 @@
+"""Names, types and the curated relation vocabulary: how surface strings become canonical keys and types.
+
+Direction is never touched here: a predicate only chooses a *type*. Passive phrasings ("superseded by",
+"owned by") are deliberately absent from the curated pattern map, because mapping them to the active type
+would silently invert the edge; they get their own passive type (``SUPERSEDED_BY``) from
+:mod:`kg_rag.model.relation_types`, with the predicate kept.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+RELATED = "RELATED"
+SYNONYM = "SYNONYM_OF"
+"""Type of the similarity links added by entity resolution. Such edges also carry ``kind="synonym"``
+and are never counted or rendered as extracted relations."""
+
+DEFAULT_ENTITY_TYPE = "ENTITY"
+
+DEFAULT_ENTITY_TYPES: tuple[str, ...] = (
+    "PERSON",
+    "ORGANIZATION",
+    "ROLE",
+    "LOCATION",
+    "DOCUMENT",
+    "POLICY",
+    "REGULATION",
+    "DECISION",
+    "EVENT",
+    "PRODUCT",
+    "PROJECT",
+    "DATE",
+    "CONCEPT",
+)
+
+DEFAULT_RELATION_TYPES: dict[str, str] = {
+    "MANAGES": "source manages or leads target",
+    "REPORTS_TO": "source reports to target",
+    "OWNS": "source owns target",
+    "MEMBER_OF": "source is a member of target",
+    "PART_OF": "source is a part or subdivision of target",
+    "LOCATED_IN": "source is located in target",
+    "FOUNDED": "source founded or established target",
+    "CREATED": "source created, wrote or produced target",
+    "DECIDED": "source decided target",
+    "APPROVED": "source approved target",
+    "CAUSED": "source caused or led to target",
+    "BLOCKED": "source blocked or prevented target",
+    "PRECEDED": "source came before target",
+    "SUPERSEDES": "source supersedes or replaces target",
+    "REVOKES": "source revokes, repeals or rescinds target",
+    "IMPLEMENTS": "source implements target",
+    RELATED: "any other relation; describe it in the description",
+}
+
+# Predicate phrase -> relation type (matched on lemma keys: "replaced", "replaces", "has replaced" alike). Only
+# active-voice phrasings where the subject is the source; see the module docstring for why passives are left out.
+DEFAULT_RELATION_PATTERNS: dict[str, str] = {
+    **dict.fromkeys(
+        [
+            "manages",
+            "managed",
+            "manage",
+            "leads",
+            "led",
+            "heads",
+            "headed",
+            "oversees",
+            "oversaw",
+            "supervises",
+            "supervised",
+        ],
+        "MANAGES",
+    ),
+    **dict.fromkeys(["reports to", "reported to", "reports directly to", "answers to"], "REPORTS_TO"),
+    **dict.fromkeys(["owns", "owned", "own", "is owner of", "owner of"], "OWNS"),
+    **dict.fromkeys(["member of", "a member of", "is a member of", "joined", "belongs to", "belonged to"], "MEMBER_OF"),
+    **dict.fromkeys(
+        [
+            "part of",
+            "a part of",
+            "is part of",
+            "component of",
+            "subsidiary of",
+            "a subsidiary of",
+            "division of",
+            "a division of",
+        ],
+        "PART_OF",
+    ),
+    **dict.fromkeys(
+        ["located in", "located at", "situated in", "lies in", "based in", "headquartered in", "located on"],
+        "LOCATED_IN",
+    ),
+    **dict.fromkeys(["founded", "co-founded", "established", "set up"], "FOUNDED"),
+    **dict.fromkeys(
+        ["created", "wrote", "composed", "produced", "designed", "invented", "authored", "developed"], "CREATED"
+    ),
+    **dict.fromkeys(["decided", "decided on", "decided to"], "DECIDED"),
+    **dict.fromkeys(["approved", "approves", "ratified", "signed off", "authorized", "authorised"], "APPROVED"),
+    **dict.fromkeys(
+        ["caused", "causes", "led to", "leads to", "resulted in", "results in", "triggered", "gave rise to"], "CAUSED"
+    ),
+    **dict.fromkeys(["blocked", "blocks", "prevented", "prevents", "vetoed", "halted"], "BLOCKED"),
+    **dict.fromkeys(["preceded", "precedes", "came before", "predecessor of", "the predecessor of"], "PRECEDED"),
+    **dict.fromkeys(
+        [
+            "supersedes",
+            "superseded",
+            "replaces",
+            "replaced",
+            "succeeds",
+            "succeeded",
+            "successor of",
+            "the successor of",
+        ],
+        "SUPERSEDES",
+    ),
+    **dict.fromkeys(
+        [
+            "revokes",
+            "revoked",
+            "repeals",
+            "repealed",
+            "rescinds",
+            "rescinded",
+            "overturned",
+            "annulled",
+            "cancels",
+            "cancelled",
+            "canceled",
+        ],
+        "REVOKES",
+    ),
+    **dict.fromkeys(["implements", "implemented", "enforces", "enforced", "executes", "executed"], "IMPLEMENTS"),
+}
+
+_SNAKE = re.compile(r"[^0-9A-Za-z]+")
+_FOLDED_MARKS = frozenset(
+    [*range(0x0591, 0x05BE), 0x05BF, 0x05C1, 0x05C2, 0x05C4, 0x05C5, 0x05C7]  # Hebrew points and accents
+    + [*range(0x0610, 0x061B), *range(0x064B, 0x0660), 0x0670, 0x0640]  # Arabic harakat, dagger alif, tatweel
+    + [*range(0x06D6, 0x06DD), *range(0x06DF, 0x06E5), 0x06E7, 0x06E8, *range(0x06EA, 0x06EE)]  # Quranic marks
+    + [*range(0x0730, 0x074B)]  # Syriac points
+)
+"""Vowel points of abjads (Arabic harakat, Hebrew niqqud, Syriac points): optional in writing, so
+``مُحَمَّد`` and ``محمد`` are one name. Marks of other scripts (Devanagari vowel signs: राम / रीमा / रूम) are
+letters' parts and are kept."""
+_KEEP_ALWAYS = frozenset("+#&%$@♯♭℃°€£¥©®™")
+"""Symbols that distinguish names (``C++``, ``C#``, ``AT&T``, ``@openai``, ``C♯``) and are never folded."""
+_BETWEEN_DIGITS = frozenset("./-:,")
+"""Punctuation kept between two digits: ``Release 1.5``, ``1/5`` and ``1-5`` are different names."""
+
+
+@lru_cache(maxsize=131072)
+def canonical_key(name: str) -> str:
+    """Key that merges surface variants of one entity name, and only those.
+
+    NFKC, case-folded (``İstanbul`` folds to ``istanbul``); letters, digits and combining marks of every
+    script kept, except the optional vowel points of abjads (``مُحَمَّد`` = ``محمد``); symbols that distinguish
+    names kept (``C++``, ``C#``, ``C♯``, ``@openai``, and ``-40`` / ``1.5`` / ``1/5`` between or before digits);
+    other punctuation (including ``_`` and ``-`` between words) folded to single spaces, so ``"EO_14028"``,
+    ``"eo 14028"`` and ``"EO-14028."`` share one key. Names made only of punctuation keep their case-folded
+    text so they still get a non-empty key.
+    """
+    text = unicodedata.normalize("NFKC", str(name)).casefold().replace("i\u0307", "i")
+    text = "".join(ch for ch in text if ord(ch) not in _FOLDED_MARKS)
+    out: list[str] = []
+    n = len(text)
+    for i, ch in enumerate(text):
+        cat = unicodedata.category(ch)
+        if cat[0] in "LMN" or ch in _KEEP_ALWAYS or cat in ("Sm", "So", "Sc"):
+            out.append(ch)
+            continue
+        prev = text[i - 1] if i > 0 else ""
+        nxt = text[i + 1] if i + 1 < n else ""
+        if ch in _BETWEEN_DIGITS and prev.isdigit() and nxt.isdigit():
+            out.append(ch)
+        elif ch in "-−+" and nxt.isdigit() and not (prev and (prev.isalnum() or prev in "-−+")):
+            out.append("-" if ch == "−" else ch)  # a sign: "-40" is not "40"
+        else:
+            out.append(" ")
+    key = " ".join("".join(out).split())
+    return key or " ".join(text.split())
+
+
+def clean_display_name(name: str) -> str:
+    """Display name: NFKC, whitespace (including newlines) collapsed, kept otherwise verbatim."""
+    return " ".join(unicodedata.normalize("NFKC", str(name)).split())
+
+
+def _snake(value: str | None) -> str:
+    if value is None:
+        return ""
+    return _SNAKE.sub("_", unicodedata.normalize("NFKD", str(value))).strip("_").upper()
+
+
+def upper_snake(value: str | None) -> str:
+    """``"reports to"`` -> ``"REPORTS_TO"``; empty, ``None`` or punctuation-only -> ``RELATED``.
+
+    Only ``[A-Z0-9_]`` survive, so a hostile type such as ``"-[X]->"`` can never break rendered paths.
+    """
+    return _snake(value) or RELATED
+
+
+def normalise_entity_type(value: str | None, default: str = DEFAULT_ENTITY_TYPE) -> str:
+    """UPPER_SNAKE entity type, ``default`` when missing."""
+    return _snake(value) or default

@@ -1,0 +1,121 @@
+"""Questions name relations: "spouse", "born", "capital", "replaced". Match the question's words against the
+relation types (and their predicates and curated phrases), so edges of the asked-for types can be preferred.
+
+A question word matches a type when their lemmas are equal, when one derives from the other (``performer`` /
+``PERFORMED_BY``, ``composer`` / ``COMPOSED_BY``, ``citizen`` / ``CITIZEN_OF``: a shared stem of at least
+five letters), when a curated phrase of the type uses it (``replaced`` -> ``SUPERSEDES``), or through the
+few relation nouns whose verb looks different (``birth`` -> ``born``, ``wife`` -> ``married``). Words that
+are part of an entity the question names, and stop-words, never match.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import lru_cache
+
+from kg_rag.model.relation_types import PREPOSITIONS, analyse, lemma, tokens
+from kg_rag.model.schema import DEFAULT_RELATION_PATTERNS, canonical_key
+
+_STOP = frozenset(
+    """a an the of in on at to for and or is was are were be been by with from as it its this that who what
+    which when where why how whom whose did does do has have had not no yes he she they them his her their i
+    you we us one two also than then there here many much name named kind type year years time same other
+    last first city country state county person people place area company""".split()
+)
+RELATION_NOUNS: dict[str, tuple[str, ...]] = {
+    "birth": ("born", "bear"),
+    "birthplace": ("born", "bear"),
+    "wife": ("marry", "spouse"),
+    "husband": ("marry", "spouse"),
+    "spouse": ("marry", "spouse"),
+    "death": ("die",),
+    "founder": ("found", "establish"),
+    "owner": ("own",),
+    "successor": ("succeed", "supersede", "replace"),
+    "predecessor": ("precede",),
+    "child": ("child", "son", "daughter", "parent"),
+    "parent": ("parent", "father", "mother", "child"),
+}
+"""Relation nouns whose verb is spelled differently (the few a shared stem cannot catch)."""
+
+_CURATED: dict[str, set[str]] = {}
+for _phrase, _type in DEFAULT_RELATION_PATTERNS.items():
+    _CURATED.setdefault(_type, set()).update(w for w in analyse(_phrase).key if w not in PREPOSITIONS)
+
+
+def question_relation_words(question: str, named: Iterable[str] = ()) -> frozenset[str]:
+    """Lemmas of the question's words that can name a relation (not stop-words, not in a named entity)."""
+    named_words = {w for name in named for w in canonical_key(name).split()}
+    words = set()
+    for w in tokens(question):
+        w = w[:-2] if w.endswith(("'s", "’s")) else w
+        if len(w) < 3 or w in _STOP or w in named_words or w.isdigit():
+            continue
+        words.add(lemma(w))
+        words.update(RELATION_NOUNS.get(w, ()))
+    return frozenset(words)
+
+
+@lru_cache(maxsize=65536)
+def _type_words(relation_type: str) -> frozenset[str]:
+    words = {lemma(w) for w in relation_type.lower().split("_") if len(w) >= 3 and w not in _STOP}
+    words.discard("")
+    return frozenset(words | _CURATED.get(relation_type, set()))
+
+
+def _related(a: str, b: str) -> bool:
+    if a == b:
+        return True
+    short, long_ = (a, b) if len(a) <= len(b) else (b, a)
+    return len(short) >= 5 and long_.startswith(short[:5]) and len(long_) - len(short) <= 4
+
+
+@lru_cache(maxsize=65536)
+def matches(words: frozenset[str], relation_type: str, predicate: str | None = None) -> bool:
+    """Whether a relation of this type (and predicate) is one the question asks about."""
+    if not words:
+        return False
+    candidates = set(_type_words(relation_type))
+    if predicate:
+        candidates |= {w for w in analyse(predicate).key if w not in PREPOSITIONS and len(w) >= 3}
+    return any(_related(q, t) for q in words for t in candidates)
+
+
+class TypeIndex:
+    """The words of every type of a vocabulary, indexed by word and by five-letter stem, so finding the types
+    a question names costs a few dictionary lookups instead of a scan of the vocabulary."""
+
+    def __init__(self, types: Iterable[str]) -> None:
+        self.by_word: dict[str, set[str]] = {}
+        self.by_stem: dict[str, set[str]] = {}
+        for t in types:
+            for w in _type_words(t):
+                self.by_word.setdefault(w, set()).add(t)
+                if len(w) >= 5:
+                    self.by_stem.setdefault(w[:5], set()).add(t)
+
+    def types_for(self, words: frozenset[str]) -> frozenset[str]:
+        found: set[str] = set()
+        for q in words:
+            found |= self.by_word.get(q, set())
+            if len(q) >= 5:
+                found |= {t for t in self.by_stem.get(q[:5], set()) if matches(frozenset([q]), t)}
+        return frozenset(found)
+
+
+_INDEXES: dict[str, TypeIndex] = {}
+
+
+def matching_types(words: frozenset[str], types: Iterable[str], version: str = "") -> frozenset[str]:
+    """The types of a vocabulary that the question's words name (the vocabulary's index is cached by
+    ``version``)."""
+    if not words:
+        return frozenset()
+    index = _INDEXES.get(version) if version else None
+    if index is None:
+        index = TypeIndex(types)
+        if version:
+            if len(_INDEXES) > 16:
+                _INDEXES.clear()
+            _INDEXES[version] = index
+    return index.types_for(words)

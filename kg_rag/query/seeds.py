@@ -1,0 +1,133 @@
+"""Stage 2: matching the query to entities — by entity embedding, by fact embedding, and by name."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kg_rag.model.schema import canonical_key
+from kg_rag.query.params import QueryParams
+from kg_rag.store.base import EdgeFilter, QueryBackend
+
+MAX_NAME_TOKENS = 8
+"""Longest entity name (in words) matched lexically in the query."""
+
+_STOP = frozenset(
+    "a an the of in on at to for and or is was are were be by with from as it its this that who what which when "
+    "where why how whom whose did does do has have had not no yes he she they them his her their i you we us "
+    "one two also than then there here".split()
+)
+
+
+def _word_match(gram: str) -> bool:
+    """An n-gram that can match an entity name as plain words: not only stop-words, at least three letters."""
+    return any(w not in _STOP for w in gram.split()) and len(gram) >= 3
+
+
+def names_entity(name: str, query: str) -> bool:
+    """Whether a name found in the query names that entity: a proper name or code (an upper-case letter or
+    a digit in it) — common nouns in lower case ("film", "spouse") are words of the question, not names.
+    Short names and stop-words (WHO, US, EU, C#, 3M, R) count only as whole tokens written with the same
+    case."""
+    if not any(ch.isupper() or ch.isdigit() for ch in name):
+        return False
+    words = canonical_key(name).split()
+    if len(name) <= 3 or all(w in _STOP for w in words):
+        return re.search(r"(?<![\w])" + re.escape(name) + r"(?![\w])", query) is not None
+    return True
+
+
+def query_grams(text: str) -> list[str]:
+    """Every whole-word n-gram of the query's canonical form, longest first (up to ``MAX_NAME_TOKENS``)."""
+    tokens = canonical_key(text).split()
+    grams: dict[str, None] = {}
+    for size in range(min(MAX_NAME_TOKENS, len(tokens)), 0, -1):
+        for start in range(0, len(tokens) - size + 1):
+            grams.setdefault(" ".join(tokens[start : start + size]))
+    return list(grams)
+
+
+@dataclass
+class Seeds:
+    """The entities a query starts from."""
+
+    weights: dict[int, float] = field(default_factory=dict)
+    """Seed entity handle -> weight (match score)."""
+    similarity: dict[int, float] = field(default_factory=dict)
+    """Entity handle -> cosine similarity to the query, for every entity looked at."""
+    facts: list[int] = field(default_factory=list)
+    """Relation handles of the matched facts (allowed by the filters), best first."""
+    fact_scores: dict[int, float] = field(default_factory=dict)
+    named: set[int] = field(default_factory=set)
+    """Entities the question names: their names occur in it — proper names, or lower-case names specific
+    enough to pin down a passage — or the caller included them. Paths start here."""
+    proper: set[int] = field(default_factory=set)
+    """The named entities written as proper names (their words are names, not relation words)."""
+
+
+def resolve_names(view: QueryBackend, names: tuple[str, ...]) -> dict[str, int]:
+    """Canonical key -> handle for the names that exist."""
+    keys = [canonical_key(n) for n in names]
+    return view.lookup_entities(keys)
+
+
+def match_seeds(view: QueryBackend, q: np.ndarray, query_text: str, p: QueryParams, edge_filter: EdgeFilter) -> Seeds:
+    """Seed entities for a query. All similarity search goes through the backend's vector search; lexical
+    linking looks the query's n-grams up as entity names. Blocked (excluded) entities never seed, and a fact
+    seeds only when its relation type is allowed and neither end is blocked."""
+    out = Seeds()
+    blocked = edge_filter.blocked
+    if p.top_k_nodes:
+        hits = view.search("entities", q, p.top_k_nodes)
+        for r, s in zip(hits.ids.tolist(), hits.scores.tolist()):
+            out.similarity[r] = s
+            if s >= p.similarity_threshold and r not in blocked:
+                out.weights[r] = max(out.weights.get(r, 0.0), s)
+    if p.top_k_facts:
+        hits = view.search("facts", q, p.top_k_facts, min_score=p.similarity_threshold)
+        if len(hits):
+            rels = view.relations(hits.ids)
+            handles = view.lookup_entities([k for r in rels if r is not None for k in (r.source, r.target)])
+            for handle, s, rel in zip(hits.ids.tolist(), hits.scores.tolist(), rels):
+                if rel is None or not edge_filter.allows_type(rel.relation_type, rel.kind != "extracted"):
+                    continue
+                ends = [handles.get(rel.source), handles.get(rel.target)]
+                if None in ends or any(h in blocked for h in ends):
+                    continue
+                out.facts.append(handle)
+                out.fact_scores[handle] = s
+                for node in ends:
+                    out.weights[node] = max(out.weights.get(node, 0.0), s)
+    if p.lexical_linking:
+        found = view.lookup_entities(query_grams(query_text))
+        lexical = [h for h in dict.fromkeys(found.values()) if h not in blocked]
+        records = view.entities(np.asarray(lexical, dtype=np.int64)) if lexical else []
+        gram_of = {h: k for k, h in found.items()}
+        keep, common = [], []
+        for h, rec in zip(lexical, records):
+            gram = gram_of[h]
+            if rec is None:
+                continue
+            if names_entity(rec.name, query_text):
+                out.named.add(h)
+                out.proper.add(h)
+                keep.append(h)
+            elif _word_match(gram):  # any entity name in the query helps find passages about it
+                keep.append(h)
+                common.append(h)
+        if common:  # a lower-case name names an entity only when few chunks mention it ("film" does not)
+            counts = view.mention_counts(np.asarray(common, dtype=np.int64))
+            out.named.update(h for h, c in zip(common, counts.tolist()) if c <= 2 * p.top_k_chunks)
+        if keep:
+            sims = view.similarity("entities", q, np.asarray(keep, dtype=np.int64))
+            for n, s in zip(keep, sims.tolist()):
+                out.similarity.setdefault(n, s)
+                out.weights[n] = max(out.weights.get(n, 0.0), s, p.similarity_threshold, 1e-3)
+    for n in resolve_names(view, p.include_entities).values():
+        if n not in blocked:
+            out.weights[n] = max(out.weights.get(n, 0.0), 1.0)
+            out.named.add(n)
+            out.proper.add(n)
+    return out

@@ -1,0 +1,342 @@
+"""Stage 4b: choosing what the context shows — entities, directed paths and relationship rows — and reading
+their records from the backend."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from kg_rag.query.params import QueryParams
+from kg_rag.query.relation_match import matches
+from kg_rag.query.seeds import Seeds
+from kg_rag.query.types import GraphPath, PathStep, RelationRow, ScoredEntity
+from kg_rag.query.workspace import Workspace
+from kg_rag.store.base import EdgeSet
+
+I64 = np.int64
+
+
+def select_entities(
+    ws: Workspace,
+    scores: dict[int, float],
+    seeds: Seeds,
+    p: QueryParams,
+    present: set[int],
+    allowed: set[int] | None = None,
+) -> list[tuple[int, ScoredEntity]]:
+    """The entities the context lists (with their handles): at most ``top_k_nodes``, the entities the
+    question names first, then the best-scoring others. An entity matched only by embedding similarity is
+    listed only if the returned chunks or the chosen relations mention it (``present``) — a near-miss name
+    that leads nowhere is noise. ``allowed`` (under type filters: the ends of the chosen relations) limits the
+    others further."""
+    blocked = ws.edge_filter.blocked
+    k = p.top_k_nodes
+    if k == 0:
+        return []
+    ranked: dict[int, float] = {}
+    handles = np.fromiter(scores.keys(), dtype=I64, count=len(scores))
+    values = np.fromiter(scores.values(), dtype=np.float64, count=len(scores))
+    if handles.size > 4 * k:  # only the best few can make the cut: avoid sorting everything
+        part = np.argpartition(-values, 4 * k)[: 4 * k]
+        handles, values = handles[part], values[part]
+    for e, v in zip(handles.tolist(), values.tolist()):
+        if v > 0 and e not in blocked and (allowed is None or e in allowed or e in seeds.named):
+            ranked[e] = v
+    for n, w in seeds.weights.items():
+        if n in blocked:
+            continue
+        if n in seeds.named:
+            ranked[n] = max(ranked.get(n, 0.0), 0.0) + 1e3 + w
+        elif n in present and (allowed is None or n in allowed):
+            ranked[n] = max(ranked.get(n, 0.0), w)
+    top = sorted(ranked, key=lambda e: (-ranked[e], e))[:k]
+    if not top:
+        return []
+    records = ws.view.entities(np.asarray(top, dtype=I64))
+    out = []
+    for handle, rec in zip(top, records):
+        if rec is None:
+            continue
+        sim = seeds.similarity.get(handle)
+        entity = ScoredEntity(
+            rec.key,
+            rec.name,
+            rec.entity_type,
+            rec.description,
+            float(scores.get(handle, 0.0)),
+            float(sim) if sim else None,
+            handle in seeds.weights,
+        )
+        out.append((handle, entity))
+    return out
+
+
+@dataclass
+class ScoredRelations:
+    """The relations chosen for the context, best first, with what paths and rows need to render them."""
+
+    edges: EdgeSet
+    score: np.ndarray
+    """Relevance of each relation to this question (see :func:`score_relations`)."""
+    chunk_rank: np.ndarray
+    """Rank of the best returned chunk that evidences it (-1: none, e.g. a matched fact)."""
+    asked: np.ndarray | None = None
+    """Whether the question asks for its type (see :mod:`kg_rag.query.relation_match`)."""
+
+    def __len__(self) -> int:
+        return len(self.edges)
+
+
+def score_relations(
+    ws: Workspace,
+    ranked_chunks: Sequence[int],
+    seeds: Seeds,
+    p: QueryParams,
+) -> ScoredRelations:
+    """Rank the relations that could help answer this question, and keep those that do.
+
+    Candidates: the relations evidenced in the returned chunks, and the relations between entities the
+    question names — all under the query's filters. A relation's relevance combines:
+
+    - its **evidence**: the reciprocal rank of the best returned chunk that states it (the top chunk 1, the
+      second 1/2, ...); a relation between two entities the question names is evidenced by the question;
+    - its **fit** to the question: how similar its fact (``source predicate target``) is to the query, mapped
+      to [0.5, 1] so fit refines the order without overriding evidence;
+    - its **specificity**: relations whose ends are generic hubs (mentioned in many chunks, like a country or
+      "film") are demoted, unless the hub is a query entity;
+    - whether the question **asks for its type** ("spouse", "born", "replaced": see
+      :mod:`kg_rag.query.relation_match`), by ``relation_match``.
+
+    Rows stop where relevance drops off: a relation is kept only while it is at least
+    ``relation_floor`` times as relevant as the best one (and at most ``max_relations`` rows).
+    """
+    view, ef = ws.view, ws.edge_filter
+    handles = ws.chunks.ids[np.asarray(list(ranked_chunks), dtype=I64)] if ranked_chunks else np.zeros(0, I64)
+    rank_of = {int(h): i for i, h in enumerate(handles.tolist())}
+    pairs, edges = view.chunk_relations(handles, ef) if handles.size else (None, EdgeSet.empty())
+    evidence: dict[int, float] = {}
+    best_rank: dict[int, int] = {}
+    if pairs is not None:
+        for c, e in zip(pairs.left.tolist(), pairs.right.tolist()):
+            r = rank_of[c]
+            if 1.0 / (1 + r) > evidence.get(e, 0.0):
+                evidence[e], best_rank[e] = 1.0 / (1 + r), r
+    parts = [edges]
+    named = np.fromiter(seeds.named, dtype=I64, count=len(seeds.named))
+    if named.size >= 2:  # relations between entities the question names are evidenced by the question itself
+        between = view.edges_of(named, ef, among=True)
+        parts.append(between)
+        for e in between.ids.tolist():
+            evidence[e] = max(evidence.get(e, 0.0), 1.0)
+    all_edges = _concat(parts).unique()
+    keep = ~all_edges.synonym
+    all_edges = all_edges.take(np.flatnonzero(keep))
+    if not len(all_edges):
+        return ScoredRelations(all_edges, np.zeros(0), np.zeros(0, I64), np.zeros(0, dtype=bool))
+    fit = view.similarity("facts", ws.query, all_edges.ids)
+    ends = np.unique(np.concatenate([all_edges.src, all_edges.dst]))
+    mentions = dict(zip(ends.tolist(), ws.mention_counts(ends).tolist()))
+    k = HUB_MENTIONS
+    seed_set = set(seeds.weights)
+
+    def spec(h: int) -> float:
+        return 1.0 if h in seed_set else min(1.0, k / max(mentions.get(h, 1.0) - 1.0, 1.0))
+
+    asked = np.zeros(len(all_edges), dtype=np.float64)
+    if p.relation_match > 0 and ws.relation_words:
+        names = all_edges.type_names
+        hit = {t: matches(ws.relation_words, names[t]) for t in set(all_edges.type_id.tolist())}
+        asked = np.asarray([p.relation_match if hit[t] else 0.0 for t in all_edges.type_id.tolist()])
+    base = np.asarray(
+        [
+            evidence.get(e, 0.0) * (1.0 + max(f, 0.0)) / 2.0 * min(spec(a), spec(b))
+            for e, a, b, f in zip(all_edges.ids.tolist(), all_edges.src.tolist(), all_edges.dst.tolist(), fit.tolist())
+        ]
+    )
+    score = base * (1.0 + asked)  # the asked-for types come first; whether a row is kept depends on base
+    top = float(base.max()) if base.size else 0.0
+    keep = (base > 0) & ((base >= p.relation_floor * top) | (asked > 0))
+    chosen = np.flatnonzero(keep)
+    chosen = chosen[np.lexsort((all_edges.ids[chosen], -score[chosen]))][: max(p.max_relations, p.max_paths)]
+    ranks = np.asarray([best_rank.get(int(e), -1) for e in all_edges.ids[chosen]], dtype=I64)
+    return ScoredRelations(all_edges.take(chosen), score[chosen], ranks, asked[chosen] > 0)
+
+
+HUB_MENTIONS = 30.0
+"""A relation end mentioned in more than this many chunks counts as a generic hub (its relevance shrinks in
+proportion), the same scale at which the chain strategy stops linking through an entity."""
+
+
+def _concat(parts: list[EdgeSet]) -> EdgeSet:
+    parts = [x for x in parts if len(x)]
+    if not parts:
+        return EdgeSet.empty()
+    names = parts[0].type_names
+    return EdgeSet(
+        np.concatenate([x.ids for x in parts]),
+        np.concatenate([x.src for x in parts]),
+        np.concatenate([x.dst for x in parts]),
+        np.concatenate([x.type_id for x in parts]),
+        np.concatenate([x.weight for x in parts]),
+        np.concatenate([x.synonym for x in parts]),
+        names,
+    )
+
+
+def relation_rows(
+    ws: Workspace, chosen: ScoredRelations, selected: Sequence[int], p: QueryParams
+) -> tuple[list[RelationRow], dict[int, tuple[str, str]]]:
+    """The relationship table: in-network rows (both ends among the selected entities) first, by relevance;
+    then out-network rows by how many selected entities their outside end links to, then relevance."""
+    n = min(len(chosen), p.max_relations)
+    if n == 0:
+        return [], {}
+    view = ws.view
+    edges = chosen.edges.take(np.arange(n))
+    score = chosen.score[:n]
+    sel = set(int(x) for x in selected)
+    src, dst = edges.src.tolist(), edges.dst.tolist()
+    inside = np.asarray([a in sel and b in sel for a, b in zip(src, dst)], dtype=bool)
+    links: dict[int, set[int]] = {}
+    for a, b in zip(src, dst):
+        for outer, inner in ((a, b), (b, a)):
+            if inner in sel and outer not in sel:
+                links.setdefault(outer, set()).add(inner)
+    other = [b if a in sel else a for a, b in zip(src, dst)]
+    link_count = np.asarray([len(links.get(o, ())) for o in other], dtype=I64)
+    ends = np.unique(np.concatenate([edges.src, edges.dst]))
+    degree = dict(zip(ends.tolist(), view.degrees(ends).tolist()))
+    rank = np.asarray([degree[a] + degree[b] for a, b in zip(src, dst)], dtype=I64)
+    in_idx = np.flatnonzero(inside)
+    in_idx = in_idx[np.lexsort((edges.ids[in_idx], -score[in_idx]))]
+    out_idx = np.flatnonzero(~inside)
+    out_idx = out_idx[np.lexsort((edges.ids[out_idx], -score[out_idx], -link_count[out_idx]))]
+    order = np.concatenate([in_idx, out_idx])
+    records = view.relations(edges.ids[order])
+    ent = view.entities(ends)
+    names = {h: (e.key, e.name) for h, e in zip(ends.tolist(), ent) if e is not None}
+    rows = []
+    for i, rel in zip(order.tolist(), records):
+        a, b = src[i], dst[i]
+        if rel is None or a not in names or b not in names:
+            continue  # removed by a concurrent edit
+        rows.append(
+            RelationRow(
+                rel.id,
+                names[a][1],
+                names[b][1],
+                rel.description or rel.predicate or "",
+                rel.relation_type,
+                rel.weight,
+                int(rank[i]),
+                bool(inside[i]),
+                int(link_count[i]) if not inside[i] else 2,
+                rel.evidence_quote,
+                rel.chunk_ids,
+            )
+        )
+    return rows, names
+
+
+PATH_STEP_FLOOR = 0.5
+"""A path step must be at least this fraction as relevant as the best relation: paths show only the most
+confident facts (those evidenced by the best chunks, or asked for by the question)."""
+
+
+def path_anchors(ws: Workspace, seeds: Seeds, p: QueryParams) -> list[int]:
+    """Where paths start: entities the question names that are specific enough to pin down evidence — those
+    mentioned in at most twice as many chunks as the context holds. A generic name ("film", a country) in
+    the question is no anchor: a path from it would start in whichever passage mentions it. When the
+    question names no such entity, the specific entities it matches by meaning are the anchors."""
+    named = np.fromiter(sorted(seeds.named), dtype=I64, count=len(seeds.named))
+    if named.size:
+        counts = ws.mention_counts(named)
+        anchors = [int(h) for h, c in zip(named.tolist(), counts.tolist()) if c <= 2 * p.top_k_chunks]
+        if anchors:
+            return anchors
+    # the question names no specific entity: start from the specific entities it matches by meaning
+    matched = np.fromiter(sorted(seeds.weights), dtype=I64, count=len(seeds.weights))
+    if matched.size == 0:
+        return []
+    counts = ws.mention_counts(matched)
+    return [int(h) for h, c in zip(matched.tolist(), counts.tolist()) if c <= 2 * p.top_k_chunks]
+
+
+def relation_paths(
+    ws: Workspace, chosen: ScoredRelations, anchors: Sequence[int], p: QueryParams
+) -> tuple[list[GraphPath], dict[int, tuple[str, str]]]:
+    """Directed paths that start at an anchor (see :func:`path_anchors`) and follow only the most relevant of
+    the chosen relations (at least ``PATH_STEP_FLOOR`` times the best).
+
+    A path walks an edge forwards or — when the query's direction allows — backwards, and is scored by its
+    weakest step; the same relations walked from the other end are shown once.
+    """
+    if p.max_paths == 0 or p.max_hops == 0 or not len(chosen) or not anchors:
+        return [], {}
+    top = float(chosen.score.max())
+    strong = np.flatnonzero(chosen.score >= PATH_STEP_FLOOR * top)
+    edges = chosen.edges.take(strong)
+    score = chosen.score[strong]
+    direction = ws.edge_filter.direction
+    adjacency: dict[int, list[tuple[int, int, bool]]] = {}
+    for i, (a, b) in enumerate(zip(edges.src.tolist(), edges.dst.tolist())):
+        if direction in ("out", "both"):
+            adjacency.setdefault(a, []).append((i, b, True))
+        if direction in ("in", "both"):
+            adjacency.setdefault(b, []).append((i, a, False))
+    found: list[tuple[float, list[tuple[int, bool]], int]] = []
+
+    def walk(node: int, steps: list[tuple[int, bool]], visited: set[int], weakest: float, start: int) -> None:
+        extended = False
+        if len(steps) < p.max_hops:
+            for i, nxt, fwd in adjacency.get(node, ()):
+                if nxt in visited:
+                    continue
+                extended = True
+                walk(nxt, [*steps, (i, fwd)], visited | {nxt}, min(weakest, float(score[i])), start)
+        if steps and not extended:
+            found.append((weakest, steps, start))
+
+    for a in dict.fromkeys(int(x) for x in anchors):
+        walk(a, [], {a}, np.inf, a)
+    asked = chosen.asked[strong] if chosen.asked is not None else np.zeros(len(strong), dtype=bool)
+    found.sort(  # paths with the relations the question asks for first, then the surest, then the longest
+        key=lambda item: (
+            -sum(bool(asked[i]) for i, _ in item[1]),
+            -item[0],
+            -len(item[1]),
+            [int(edges.ids[i]) for i, _ in item[1]],
+        )
+    )
+    chosen_paths, seen_edges = [], set()
+    for weakest, steps, start in found:
+        key = tuple(sorted(int(edges.ids[i]) for i, _ in steps))
+        if key in seen_edges:
+            continue  # the same relations walked from the other end
+        seen_edges.add(key)
+        chosen_paths.append((weakest, steps, start))
+        if len(chosen_paths) >= p.max_paths:
+            break
+    if not chosen_paths:
+        return [], {}
+    view = ws.view
+    used = sorted({i for _, steps, _ in chosen_paths for i, _ in steps})
+    rels = dict(zip(used, view.relations(edges.ids[np.asarray(used, dtype=I64)])))
+    nodes = sorted({int(x) for i in used for x in (edges.src[i], edges.dst[i])})
+    ents = dict(zip(nodes, view.entities(np.asarray(nodes, dtype=I64))))
+    names = {h: (e.key, e.name) for h, e in ents.items() if e is not None}
+    paths = []
+    for weakest, steps, start in chosen_paths:
+        built = []
+        for i, fwd in steps:
+            rel = rels.get(i)
+            a, b = int(edges.src[i]), int(edges.dst[i])
+            if rel is None or a not in names or b not in names:
+                built = []
+                break
+            built.append(PathStep(rel.id, names[a][0], names[b][0], edges.type_of(i), fwd))
+        if built and start in names:
+            paths.append(GraphPath(names[start][0], built, float(weakest)))
+    return paths, names

@@ -1,0 +1,227 @@
+"""``chain``: greedy evidence chains over chunks linked by shared entities (the recommended strategy)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from kg_rag.query.strategies.base import Strategy, StrategyInput, StrategyOutput, check_number, register_strategy
+from kg_rag.store.base import Pairs
+
+if TYPE_CHECKING:
+    from kg_rag.query.workspace import Workspace
+
+I64 = np.int64
+
+
+def link_specificity(mention_counts: np.ndarray, k: float) -> np.ndarray:
+    """Per-entity link strength ``min(1, k / (other chunks mentioning it))``: an entity shared by two chunks
+    links them fully; one mentioned in hundreds of chunks (a country, "film") barely links anything."""
+    others = np.maximum(np.asarray(mention_counts, dtype=np.float32) - 1.0, 1.0)
+    return np.minimum(1.0, k / others).astype(np.float32)
+
+
+def filtered_walk(ws: Workspace) -> bool:
+    """Whether type or direction filters narrow how the graph may be walked."""
+    return ws.edge_filter.restricts_types or ws.edge_filter.direction != "both"
+
+
+def walk_entities(ws: Workspace, chunk: int) -> np.ndarray:
+    """The entities a picked chunk links onward through: all it mentions, or — under type or direction
+    filters — the ends of the allowed relations it states, on the permitted side."""
+    if not filtered_walk(ws):
+        return np.unique(ws.chunk_entities(np.asarray([chunk], dtype=I64)).right)
+    ef = ws.edge_filter
+    _, edges = ws.view.chunk_relations(np.asarray([chunk], dtype=I64), ef)
+    sides = []
+    if ef.direction in ("out", "both"):
+        sides.append(edges.dst)
+    if ef.direction in ("in", "both"):
+        sides.append(edges.src)
+    return np.unique(np.concatenate(sides)) if sides else np.zeros(0, I64)
+
+
+def walk_continuations(ws: Workspace, entities: np.ndarray) -> Pairs:
+    """Under filters: ``(entity, chunk)`` for the chunks that state an allowed relation continuing the walk
+    from the entity (as its source for ``out``, its target for ``in``, either for ``both``)."""
+    ef = ws.edge_filter
+    edges = ws.view.edges_of(entities, ef)
+    members = set(entities.tolist())
+    ends: list[int] = []
+    keep: list[int] = []
+    for i, (a, b) in enumerate(zip(edges.src.tolist(), edges.dst.tolist())):
+        if ef.direction in ("out", "both") and a in members:
+            ends.append(a)
+            keep.append(i)
+        if ef.direction in ("in", "both") and b in members:
+            ends.append(b)
+            keep.append(i)
+    if not keep:
+        return Pairs.empty()
+    ids = edges.ids[np.asarray(keep, dtype=I64)]
+    evidence = ws.view.relation_chunks(np.unique(ids))
+    end_of: dict[int, list[int]] = {}
+    for e, end in zip(ids.tolist(), ends):
+        end_of.setdefault(e, []).append(end)
+    left = [end for e in evidence.left.tolist() for end in end_of.get(e, [])]
+    right = [c for e, c in zip(evidence.left.tolist(), evidence.right.tolist()) for _ in end_of.get(e, [])]
+    return Pairs(np.asarray(left, dtype=I64), np.asarray(right, dtype=I64))
+
+
+@register_strategy
+@dataclass(frozen=True)
+class Chain(Strategy):
+    """Chunks are picked one at a time. Each pick links every chunk that shares a specific entity with it
+    (strength :func:`link_specificity`; ``edge_weight`` also follows one allowed relation edge, in the
+    permitted direction) and gives those chunks a boost of ``weight`` x the picked chunk's query relevance. A
+    chunk's score is its own relevance plus its best boost, so the second passage of a multi-hop answer —
+    about the bridge entity, unlike the question — can follow the first. Query entities (seeds) add
+    ``seed_weight`` to the chunks that mention them. A chain is at most ``max_hops`` links long. Under type or
+    direction filters a chain walks relations: a picked chunk links onward only through the ends of the
+    allowed relations it states (their targets for ``out``, their sources for ``in``), to chunks that state an
+    allowed relation continuing from there; excluded entities never link.
+    """
+
+    name = "chain"
+
+    weight: float = 0.5
+    """Boost a linked chunk by this times the relevance of the chunk it is linked from."""
+    link_specificity: float = 30.0
+    """An entity links chunks fully when at most this many other chunks mention it (less beyond)."""
+    seed_weight: float = 0.1
+    """Extra score for chunks mentioning query-matched entities (times the best relevance)."""
+    edge_weight: float = 0.0
+    """Also link through one allowed relation edge, at this strength (0 = shared mentions only)."""
+
+    def check(self) -> list[str]:
+        problems = super().check()
+        problems += check_number("chain.link_specificity", self.link_specificity, low=1e-9)
+        return problems
+
+    def score(self, s: StrategyInput) -> StrategyOutput:
+        ws, p = s.ws, s.ws.params
+        space = ws.chunks
+        blocked = ws.edge_filter.blocked
+        spec_cache: dict[int, float] = {}
+
+        def spec(entities: np.ndarray) -> np.ndarray:
+            todo = [int(e) for e in entities if int(e) not in spec_cache]
+            if todo:
+                values = link_specificity(ws.mention_counts(np.asarray(todo, dtype=I64)), self.link_specificity)
+                spec_cache.update(zip(todo, values.tolist()))
+            out = np.asarray([spec_cache[int(e)] for e in entities], dtype=np.float32)
+            if blocked:
+                out[[int(e) in blocked for e in entities]] = 0.0
+            return out
+
+        cand = s.candidates
+        if cand.size == 0 and not s.seeds:
+            return StrategyOutput(np.zeros(0, I64), np.zeros(0, np.float32), np.zeros(0, np.float32))
+        top_relevance = max(float(np.max(ws.relevance(cand))) if cand.size else 0.0, 0.0)
+
+        walk_filtered = filtered_walk(ws)
+
+        # seed boost: chunks mentioning query entities (under filters: stating an allowed relation of theirs)
+        seed_boost: dict[int, float] = {}
+        if s.seeds and self.seed_weight > 0:
+            seeds = np.fromiter(s.seeds.keys(), dtype=I64, count=len(s.seeds))
+            w = np.fromiter(s.seeds.values(), dtype=np.float32, count=len(s.seeds)) * spec(seeds)
+            pairs = ws.entity_chunks(seeds) if not walk_filtered else walk_continuations(ws, seeds)
+            if len(pairs):
+                weight_of = dict(zip(seeds.tolist(), w.tolist()))
+                pos = space.add(pairs.right)
+                total = np.zeros(len(space), dtype=np.float32)
+                np.add.at(total, pos, np.asarray([weight_of[int(e)] for e in pairs.left], dtype=np.float32))
+                for i in np.unique(pos).tolist():
+                    value = self.seed_weight * top_relevance * min(float(total[i]), 1.0)
+                    if value > 0:
+                        seed_boost[i] = value
+
+        def links(t: int) -> dict[int, float]:
+            """Local chunk position -> link strength from the chunk at position ``t``."""
+            handle = int(space.ids[t])
+            ents = walk_entities(ws, handle)
+            if ents.size == 0:
+                return {}
+            u = dict(zip(ents.tolist(), spec(ents).tolist()))
+            if self.edge_weight > 0:
+                u = self._follow_edges(ws, u, spec)
+            active = np.asarray([e for e, v in u.items() if v > 0], dtype=I64)
+            if active.size == 0:
+                return {}
+            pairs = ws.entity_chunks(active) if not walk_filtered else walk_continuations(ws, active)
+            pos = space.add(pairs.right)
+            strength: dict[int, float] = {}
+            for e, c in zip(pairs.left.tolist(), pos.tolist()):
+                strength[c] = strength.get(c, 0.0) + u[e]
+            return {c: min(v, 1.0) for c, v in strength.items()}
+
+        k = p.top_k_chunks
+        chosen: list[int] = []
+        picked: list[float] = []
+        boost: dict[int, float] = {}
+        boost_depth: dict[int, int] = {}
+        max_depth = p.max_hops  # 0: no links at all, chunks by relevance (and query entities) only
+        while len(chosen) < k:
+            n = len(space)
+            if n == 0:
+                break
+            rel = ws.relevance(np.arange(n, dtype=I64))
+            total = np.where(np.isnan(rel), -np.inf, rel).astype(np.float64)
+            for i, v in seed_boost.items():
+                total[i] += v
+            for i, v in boost.items():
+                total[i] += self.weight * v
+            total[chosen] = -np.inf
+            t = int(np.argmax(total))
+            if not np.isfinite(total[t]):
+                break
+            chosen.append(t)
+            picked.append(float(total[t]))
+            depth = boost_depth.get(t, 0) if boost.get(t, 0.0) > 0 else 0
+            if depth < max_depth:
+                gain_base = max(float(rel[t]), 0.0)
+                for c, strength in links(t).items():
+                    gain = gain_base * strength
+                    if gain > boost.get(c, 0.0):
+                        boost[c] = gain
+                        boost_depth[c] = depth + 1
+        order = np.asarray(chosen, dtype=I64)
+        scores = np.minimum.accumulate(np.asarray(picked, dtype=np.float32)) if picked else np.zeros(0, np.float32)
+        graph = np.asarray([self.weight * boost.get(c, 0.0) + seed_boost.get(c, 0.0) for c in chosen], np.float32)
+        # entity scores: what the chosen chunks mention, weighted by chunk rank and specificity, plus the seeds
+        entity_scores: dict[int, float] = {}
+        if chosen:
+            pairs = ws.chunk_entities(space.ids[order])
+            rank_of = {int(h): 1.0 / (1.0 + i) for i, h in enumerate(space.ids[order].tolist())}
+            if len(pairs):
+                specs = spec(pairs.right)
+                for c, e, sp_ in zip(pairs.left.tolist(), pairs.right.tolist(), specs.tolist()):
+                    entity_scores[e] = entity_scores.get(e, 0.0) + rank_of[c] * sp_
+        for seed, w in s.seeds.items():
+            entity_scores[seed] = entity_scores.get(seed, 0.0) + w
+        return StrategyOutput(order, scores, graph, entity_scores)
+
+    def _follow_edges(self, ws, u: dict[int, float], spec) -> dict[int, float]:
+        """Spread link strength one allowed relation edge further (in the permitted direction)."""
+        ents = np.fromiter(u.keys(), dtype=I64, count=len(u))
+        edges = ws.view.edges_of(ents, ws.edge_filter)
+        if not len(edges):
+            return u
+        direction = ws.edge_filter.direction
+        reach: dict[int, float] = {}
+        for a, b in zip(edges.src.tolist(), edges.dst.tolist()):
+            if direction in ("out", "both") and a in u:
+                reach[b] = reach.get(b, 0.0) + u[a]
+            if direction in ("in", "both") and b in u:
+                reach[a] = reach.get(a, 0.0) + u[b]
+        if not reach:
+            return u
+        targets = np.fromiter(reach.keys(), dtype=I64, count=len(reach))
+        specs = spec(targets)
+        out = dict(u)
+        for e, total, sp_ in zip(targets.tolist(), reach.values(), specs.tolist()):
+            out[e] = max(out.get(e, 0.0), self.edge_weight * min(total, 1.0) * sp_)
+        return out

@@ -1,0 +1,175 @@
+"""The per-query working set: what one query has fetched from the backend, cached and addressed locally.
+
+Strategies never see the whole graph. They grow a small local space of chunks and entities (the candidates,
+the chunks a chain links to, the entities those chunks mention) through the backend protocol, and score
+that. The same code therefore runs on the in-process backend and on a database.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kg_rag.query.params import QueryParams
+from kg_rag.store.base import EdgeFilter, Pairs, QueryBackend
+
+I64 = np.int64
+
+
+class HandleSpace:
+    """Local positions ``0..n-1`` for backend handles, with per-position arrays that grow together."""
+
+    def __init__(self) -> None:
+        self.ids = np.zeros(0, dtype=I64)
+        self._sorted = np.zeros(0, dtype=I64)
+        self._sorted_pos = np.zeros(0, dtype=I64)
+        self._arrays: dict[str, tuple[np.ndarray, float]] = {}
+
+    def __len__(self) -> int:
+        return int(self.ids.size)
+
+    def positions(self, handles: np.ndarray) -> np.ndarray:
+        """Positions of handles already in the space (-1 for the others), vectorised."""
+        hs = np.asarray(handles, dtype=I64).reshape(-1)
+        if self._sorted.size == 0 or hs.size == 0:
+            return np.full(hs.size, -1, dtype=I64)
+        at = np.minimum(np.searchsorted(self._sorted, hs), self._sorted.size - 1)
+        return np.where(self._sorted[at] == hs, self._sorted_pos[at], -1)
+
+    def add(self, handles: Iterable[int] | np.ndarray) -> np.ndarray:
+        """Positions of ``handles``, adding the ones not seen yet (their array values start at the default)."""
+        hs = np.asarray(list(handles) if not isinstance(handles, np.ndarray) else handles, dtype=I64).reshape(-1)
+        pos = self.positions(hs)
+        missing = pos < 0
+        if missing.any():
+            _, first = np.unique(hs[missing], return_index=True)
+            new = hs[missing][np.sort(first)]  # first-seen order, so positions do not depend on hashing
+            self.ids = np.concatenate([self.ids, new])
+            order = np.argsort(self.ids, kind="stable")
+            self._sorted, self._sorted_pos = self.ids[order], order.astype(I64)
+            for name, (arr, default) in self._arrays.items():
+                grown = np.concatenate([arr, np.full(new.size, default, dtype=arr.dtype)])
+                self._arrays[name] = (grown, default)
+            pos = self.positions(hs)
+        return pos
+
+    def array(self, name: str, default: float = 0.0, dtype: type = np.float32) -> np.ndarray:
+        """The current array ``name`` (created on first use). Re-fetch it after :meth:`add`."""
+        if name not in self._arrays:
+            self._arrays[name] = (np.full(self.ids.size, default, dtype=dtype), default)
+        return self._arrays[name][0]
+
+    def set_array(self, name: str, values: np.ndarray) -> None:
+        _, default = self._arrays[name]
+        self._arrays[name] = (values, default)
+
+
+class _PairCache:
+    """Pairs fetched from the backend, keyed by their left handle (fetched once per handle)."""
+
+    def __init__(self, fetch: Callable[[np.ndarray], Pairs]) -> None:
+        self._fetch = fetch
+        self._keys = np.zeros(0, dtype=I64)
+        self._left = np.zeros(0, dtype=I64)
+        self._right = np.zeros(0, dtype=I64)
+
+    def get(self, handles: np.ndarray) -> Pairs:
+        hs = np.unique(np.asarray(handles, dtype=I64).reshape(-1))
+        if hs.size == 0:
+            return Pairs.empty()
+        todo = hs[~np.isin(hs, self._keys, assume_unique=True)] if self._keys.size else hs
+        if todo.size:
+            pairs = self._fetch(todo)
+            self._keys = np.union1d(self._keys, todo)
+            self._left = np.concatenate([self._left, pairs.left])
+            self._right = np.concatenate([self._right, pairs.right])
+        if hs.size == self._keys.size:
+            return Pairs(self._left, self._right)
+        keep = np.isin(self._left, hs)
+        return Pairs(self._left[keep], self._right[keep])
+
+
+@dataclass
+class Workspace:
+    """One query's view: the backend, the query (text and vector), the settings, and cached lookups."""
+
+    view: QueryBackend
+    query: np.ndarray
+    text: str
+    params: QueryParams
+    edge_filter: EdgeFilter
+    chunks: HandleSpace = field(default_factory=HandleSpace)
+    relation_words: frozenset[str] = frozenset()
+    """Lemmas of the question's words that can name a relation (``born``, ``spouse``, ``replace``)."""
+    _lexical_max: float | None = None
+    _mentions: dict[int, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._chunk_entities = _PairCache(self.view.chunk_entities)
+        self._entity_chunks = _PairCache(self.view.entity_chunks)
+
+    # ------------------------------------------------------------------ chunk relevance
+    @property
+    def lexical_max(self) -> float:
+        """The best BM25 score of any chunk (normalises the lexical channel to [0, 1] per query)."""
+        if self._lexical_max is None:
+            if self.params.lexical_weight > 0:
+                top = self.view.lexical_search(self.text, 1)
+                self._lexical_max = float(top.scores[0]) if len(top) else 0.0
+            else:
+                self._lexical_max = 0.0
+        return self._lexical_max
+
+    def relevance(self, positions: np.ndarray) -> np.ndarray:
+        """Query relevance of local chunks: cosine similarity + ``lexical_weight`` x normalised BM25 (cached)."""
+        pos = np.asarray(positions, dtype=I64)
+        rel = self.chunks.array("relevance", np.nan)
+        missing = pos[np.isnan(rel[pos])]
+        if missing.size:
+            missing = np.unique(missing)
+            handles = self.chunks.ids[missing]
+            dense = self.view.similarity("chunks", self.query, handles)
+            values = dense.astype(np.float32)
+            self.chunks.array("dense", np.nan)[missing] = dense
+            if self.lexical_max > 0:
+                lex = self.view.lexical_scores(self.text, handles)
+                values = values + self.params.lexical_weight * lex / self.lexical_max
+            rel = self.chunks.array("relevance", np.nan)
+            rel[missing] = values
+        return rel[pos]
+
+    def dense(self, positions: np.ndarray) -> np.ndarray:
+        self.relevance(positions)
+        return self.chunks.array("dense", np.nan)[np.asarray(positions, dtype=I64)]
+
+    def candidates(self, n: int) -> np.ndarray:
+        """Local positions of the candidate chunks: the best ``n`` by dense similarity and by BM25."""
+        hits = self.view.search("chunks", self.query, n)
+        handles = [hits.ids]
+        if self.params.lexical_weight > 0:
+            lex = self.view.lexical_search(self.text, n)
+            handles.append(lex.ids)
+        pos = self.chunks.add(np.concatenate(handles))
+        return np.unique(pos)
+
+    # ------------------------------------------------------------------ incidence
+    def chunk_entities(self, chunk_handles: np.ndarray) -> Pairs:
+        """``(chunk handle, entity handle)`` mentions of the given chunks (each chunk fetched once)."""
+        return self._chunk_entities.get(chunk_handles)
+
+    def entity_chunks(self, entity_handles: np.ndarray) -> Pairs:
+        """``(entity handle, chunk handle)`` mentions of the given entities (each entity fetched once)."""
+        return self._entity_chunks.get(entity_handles)
+
+    def mention_counts(self, entity_handles: np.ndarray) -> np.ndarray:
+        """How many chunks mention each entity (cached per entity)."""
+        hs = np.asarray(entity_handles, dtype=I64).reshape(-1)
+        if hs.size > 256:  # a bulk request: one backend call, no per-handle bookkeeping
+            return self.view.mention_counts(hs).astype(np.float32)
+        todo = [h for h in dict.fromkeys(hs.tolist()) if h not in self._mentions]
+        if todo:
+            counts = self.view.mention_counts(np.asarray(todo, dtype=I64))
+            self._mentions.update(zip(todo, counts.tolist()))
+        return np.asarray([self._mentions[h] for h in hs.tolist()], dtype=np.float32)

@@ -1,0 +1,493 @@
+"""The in-process backend: :class:`~kg_rag.store.base.QueryBackend` over a :class:`~kg_rag.index.snapshot.Snapshot`
+(numpy / SciPy arrays and FAISS), used for directory indexes and for graphs built in code.
+
+:class:`SnapshotBackend` serves one immutable snapshot. :class:`LiveBackend` follows an editable
+:class:`~kg_rag.index.build.GraphIndex`: after the graph is edited, the next query re-embeds only new text,
+builds a fresh snapshot and swaps it in atomically, so a query always reads one version.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from kg_rag.index.build import GraphIndex, chunk_text
+from kg_rag.index.lexical import BM25Index
+from kg_rag.index.snapshot import CompiledGraph, Snapshot, csr_gather
+from kg_rag.index.vectors import VectorTable
+from kg_rag.model.records import Chunk, Entity, Relation
+from kg_rag.store.base import (
+    BackendInfo,
+    EdgeFilter,
+    EdgeSet,
+    Expansion,
+    Hits,
+    Pairs,
+    VectorKind,
+)
+
+logger = logging.getLogger(__name__)
+
+I64 = np.int64
+
+
+def _ids(values: Any) -> np.ndarray:
+    return np.asarray(values, dtype=I64).reshape(-1)
+
+
+class SnapshotBackend:
+    """Serves queries from one snapshot; immutable, so every view is the backend itself."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        snapshot.check()
+        self.snapshot = snapshot
+        self.cg: CompiledGraph = snapshot.graph
+        self._lock = threading.Lock()
+        self._lexical_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._edge_fact: np.ndarray | None = None
+        self._info: BackendInfo | None = None
+
+    # ------------------------------------------------------------------ protocol
+    @contextmanager
+    def reader(self) -> Iterator[SnapshotBackend]:
+        yield self
+
+    def info(self) -> BackendInfo:
+        if self._info is None:
+            self._info = self._make_info()
+        return self._info
+
+    def _make_info(self) -> BackendInfo:
+        cg, s = self.cg, self.snapshot
+        types = {cg.type_names[i]: int(n) for i, n in enumerate(cg.type_counts) if n}
+        return BackendInfo(
+            entities=cg.n_nodes,
+            relations=int((~cg.is_synonym).sum()),
+            chunks=cg.n_chunks,
+            documents=s.documents,
+            dim=s.dim,
+            embedding_model=s.embedding_model,
+            type_prefix=s.type_prefix,
+            version=s.version,
+            relation_types=dict(sorted(types.items(), key=lambda kv: (-kv[1], kv[0]))),
+            extra={
+                "synonym_links": int(cg.is_synonym.sum()),
+                "communities": len(s.communities) if s.communities is not None else 0,
+                **s.extra,
+            },
+        )
+
+    def warm_up(self) -> None:
+        """Build the FAISS indexes now, so the first query is not the slow one."""
+        for table in (self.snapshot.entities, self.snapshot.facts, self.snapshot.chunks):
+            if len(table):
+                table.faiss_index()
+
+    # ------------------------------------------------------------------ vectors
+    def _table(self, kind: VectorKind) -> VectorTable:
+        if kind not in ("entities", "facts", "chunks"):
+            raise ValueError(f"unknown vector table {kind!r}")
+        return getattr(self.snapshot, kind)
+
+    def search(self, kind: VectorKind, query: np.ndarray, k: int, min_score: float | None = None) -> Hits:
+        table = self._table(kind)
+        if k <= 0 or not len(table):
+            return Hits.empty()
+        q = np.asarray(query, np.float32).reshape(1, -1)
+        probe = min(k + 1, len(table))
+        scores, rows = table.search(q, probe)
+        scores, rows = scores[0], rows[0]
+        if probe > k and table.exact and rows[k] >= 0 and scores[k - 1] == scores[k]:
+            # a tie straddles the cut: which tied rows make it is decided by handle, as in every backend
+            scores = np.asarray(table.vectors @ q[0], dtype=np.float32)
+            rows = np.arange(len(table), dtype=I64)
+        keep = rows >= 0
+        if min_score is not None:
+            keep &= scores >= min_score
+        rows, scores = rows[keep].astype(I64), scores[keep].astype(np.float32)
+        if kind == "facts":
+            rows = self.cg.fact_edge[rows]
+            ok = rows >= 0
+            rows, scores = rows[ok], scores[ok]
+        order = np.lexsort((rows, -scores))[:k]  # best first; ties by handle
+        return Hits(rows[order], scores[order])
+
+    def _fact_rows(self, edges: np.ndarray) -> np.ndarray:
+        if self._edge_fact is None:
+            inverse = np.full(self.cg.n_edges, -1, dtype=I64)
+            fe = self.cg.fact_edge
+            valid = fe >= 0
+            inverse[fe[valid]] = np.flatnonzero(valid)
+            self._edge_fact = inverse
+        out = np.full(edges.size, -1, dtype=I64)
+        ok = (edges >= 0) & (edges < self.cg.n_edges)
+        out[ok] = self._edge_fact[edges[ok]]
+        return out
+
+    def similarity(self, kind: VectorKind, query: np.ndarray, ids: np.ndarray) -> np.ndarray:
+        table = self._table(kind)
+        ids = _ids(ids)
+        rows = self._fact_rows(ids) if kind == "facts" else ids
+        out = np.zeros(ids.size, dtype=np.float32)
+        ok = (rows >= 0) & (rows < len(table))
+        if not ok.any():
+            return out
+        valid = rows[ok]
+        order = np.argsort(valid, kind="stable")  # sorted reads are kinder to row-read vectors
+        vals = np.empty(valid.size, dtype=np.float32)
+        q = np.asarray(query, np.float32).reshape(-1)
+        vals[order] = np.asarray(table.vectors[valid[order]] @ q, dtype=np.float32)
+        out[ok] = vals
+        return out
+
+    # ------------------------------------------------------------------ lexical
+    def _bm25(self) -> BM25Index:
+        cg = self.cg
+        bm = cg.derived.get("bm25")
+        if bm is None:
+            with cg.derived_lock:
+                bm = cg.derived.get("bm25")
+                if bm is None:
+                    texts = [""] * cg.n_chunks
+                    for row, chunk in self.iter_chunks():
+                        texts[row] = chunk_text(chunk)
+                    bm = BM25Index(texts)
+                    cg.derived["bm25"] = bm
+        return bm
+
+    def _lexical_all(self, text: str) -> np.ndarray:
+        with self._lock:
+            hit = self._lexical_cache.get(text)
+            if hit is not None:
+                self._lexical_cache.move_to_end(text)
+                return hit
+        scores = self._bm25().scores(text) if self.cg.n_chunks else np.zeros(0, np.float32)
+        with self._lock:
+            self._lexical_cache[text] = scores
+            while len(self._lexical_cache) > 32:
+                self._lexical_cache.popitem(last=False)
+        return scores
+
+    def lexical_search(self, text: str, k: int) -> Hits:
+        scores = self._lexical_all(text)
+        positive = np.flatnonzero(scores > 0)
+        if k <= 0 or positive.size == 0:
+            return Hits.empty()
+        kk = min(k, positive.size)
+        part = positive[np.argpartition(-scores[positive], kk - 1)[:kk]] if kk < positive.size else positive
+        order = part[np.lexsort((part, -scores[part]))]
+        return Hits(order.astype(I64), scores[order].astype(np.float32))
+
+    def lexical_scores(self, text: str, chunk_ids: np.ndarray) -> np.ndarray:
+        ids = _ids(chunk_ids)
+        scores = self._lexical_all(text)
+        out = np.zeros(ids.size, dtype=np.float32)
+        ok = (ids >= 0) & (ids < scores.size)
+        out[ok] = scores[ids[ok]]
+        return out
+
+    def lookup_entities(self, keys: Sequence[str]) -> dict[str, int]:
+        lookup = self.cg.name_lookup
+        return {k: lookup[k] for k in keys if k in lookup}
+
+    # ------------------------------------------------------------------ graph
+    def _allowed(self, edge_filter: EdgeFilter) -> np.ndarray:
+        return self.cg.type_mask(edge_filter.types, edge_filter.exclude_types, edge_filter.synonyms)
+
+    def _blocked(self, edge_filter: EdgeFilter) -> np.ndarray | None:
+        if not edge_filter.blocked:
+            return None
+        blocked = np.zeros(self.cg.n_nodes, dtype=bool)
+        ids = _ids(sorted(edge_filter.blocked))
+        blocked[ids[(ids >= 0) & (ids < self.cg.n_nodes)]] = True
+        return blocked
+
+    def _edge_set(self, edges: np.ndarray) -> EdgeSet:
+        cg = self.cg
+        return EdgeSet(
+            edges.astype(I64),
+            cg.src[edges],
+            cg.dst[edges],
+            cg.type_id[edges],
+            cg.weight[edges],
+            cg.is_synonym[edges],
+            cg.type_names,
+        )
+
+    def expand(
+        self,
+        seeds: Mapping[int, float],
+        max_hops: int,
+        edge_filter: EdgeFilter,
+        *,
+        decay: float = 0.5,
+        max_frontier: int = 2000,
+        max_edges_per_hop: int = 50_000,
+        prefer: frozenset[str] = frozenset(),
+        prefer_weight: float = 0.0,
+    ) -> Expansion:
+        cg = self.cg
+        boost = None
+        if prefer and prefer_weight > 0:
+            per_type = np.ones(len(cg.type_names), dtype=np.float32)
+            for t in prefer:
+                if t in cg.type_index:
+                    per_type[cg.type_index[t]] = 1.0 + prefer_weight
+            boost = per_type
+        n = cg.n_nodes
+        mask = self._allowed(edge_filter)
+        blocked = self._blocked(edge_filter)
+        direction = edge_filter.direction
+        hop = np.full(n, -1, dtype=np.int32)
+        parent = np.full(n, -1, dtype=I64)
+        forward = np.zeros(n, dtype=bool)
+        score = np.zeros(n, dtype=np.float32)
+        valid = {int(k): float(v) for k, v in seeds.items() if 0 <= int(k) < n}
+        if blocked is not None:
+            valid = {k: v for k, v in valid.items() if not blocked[k]}
+        frontier = _ids(list(valid))
+        if frontier.size:
+            hop[frontier] = 0
+            score[frontier] = np.asarray(list(valid.values()), dtype=np.float32)
+        for h in range(1, max_hops + 1):
+            if frontier.size == 0:
+                break
+            degree = np.zeros(frontier.size, dtype=I64)
+            if direction != "in":
+                degree += cg.out_indptr[frontier + 1] - cg.out_indptr[frontier]
+            if direction != "out":
+                degree += cg.in_indptr[frontier + 1] - cg.in_indptr[frontier]
+            if int(degree.sum()) > max_edges_per_hop:
+                by_score = np.lexsort((frontier, -score[frontier]))
+                within = np.cumsum(degree[by_score]) <= max_edges_per_hop
+                within[0] = True
+                frontier = frontier[by_score[within]]
+            parts = []
+            if direction in ("out", "both"):
+                e, owner = csr_gather(cg.out_indptr, cg.out_edges, frontier)
+                parts.append((e, owner, cg.dst[e], np.ones(e.size, dtype=bool)))
+            if direction in ("in", "both"):
+                e, owner = csr_gather(cg.in_indptr, cg.in_edges, frontier)
+                parts.append((e, owner, cg.src[e], np.zeros(e.size, dtype=bool)))
+            edges = np.concatenate([p[0] for p in parts])
+            owners = np.concatenate([p[1] for p in parts])
+            nbrs = np.concatenate([p[2] for p in parts])
+            fwd = np.concatenate([p[3] for p in parts])
+            keep = mask[edges] & (hop[nbrs] < 0)
+            if blocked is not None:
+                keep &= ~blocked[nbrs]
+            edges, owners, nbrs, fwd = edges[keep], owners[keep], nbrs[keep], fwd[keep]
+            if edges.size == 0:
+                break
+            cand = score[owners] * decay
+            if boost is not None:
+                cand = cand * boost[cg.type_id[edges]]
+            # best parent per node: highest score, then an edge walked forward, then the lowest edge handle (the
+            # same rule every backend applies, so ties never depend on storage order)
+            order = np.lexsort((edges, ~fwd, -cand))
+            uniq, first = np.unique(nbrs[order], return_index=True)
+            best = order[first]
+            if uniq.size > max_frontier:
+                keep_best = np.lexsort((uniq, -cand[best]))[:max_frontier]
+                uniq, best = uniq[keep_best], best[keep_best]
+            hop[uniq] = h
+            parent[uniq] = edges[best]
+            forward[uniq] = fwd[best]
+            score[uniq] = cand[best]
+            frontier = uniq
+        nodes = np.flatnonzero(hop >= 0).astype(I64)
+        pe = parent[nodes]
+        has = pe >= 0
+        psrc = np.full(nodes.size, -1, dtype=I64)
+        pdst = np.full(nodes.size, -1, dtype=I64)
+        ptype = np.full(nodes.size, -1, dtype=np.int32)
+        psrc[has], pdst[has], ptype[has] = cg.src[pe[has]], cg.dst[pe[has]], cg.type_id[pe[has]]
+        return Expansion(nodes, hop[nodes], score[nodes], pe, forward[nodes], psrc, pdst, ptype, cg.type_names)
+
+    def edges_of(self, entity_ids: np.ndarray, edge_filter: EdgeFilter, *, among: bool = False) -> EdgeSet:
+        cg = self.cg
+        ids = _ids(entity_ids)
+        ids = np.unique(ids[(ids >= 0) & (ids < cg.n_nodes)])
+        if ids.size == 0:
+            return EdgeSet.empty(cg.type_names)
+        e_out, _ = csr_gather(cg.out_indptr, cg.out_edges, ids)
+        e_in, _ = csr_gather(cg.in_indptr, cg.in_edges, ids)
+        edges = np.unique(np.concatenate([e_out, e_in]))
+        edges = edges[self._allowed(edge_filter)[edges]]
+        blocked = self._blocked(edge_filter)
+        if blocked is not None:
+            edges = edges[~blocked[cg.src[edges]] & ~blocked[cg.dst[edges]]]
+        if among:
+            member = np.zeros(cg.n_nodes, dtype=bool)
+            member[ids] = True
+            edges = edges[member[cg.src[edges]] & member[cg.dst[edges]]]
+        return self._edge_set(edges)
+
+    def edges_by_id(self, relation_ids: np.ndarray) -> EdgeSet:
+        ids = _ids(relation_ids)
+        return self._edge_set(ids[(ids >= 0) & (ids < self.cg.n_edges)])
+
+    def chunk_entities(self, chunk_ids: np.ndarray) -> Pairs:
+        ids = _ids(chunk_ids)
+        ids = ids[(ids >= 0) & (ids < self.cg.n_chunks)]
+        m = self.cg.chunk_entities
+        ents, owner = csr_gather(m.indptr, m.indices.astype(I64), ids)
+        return Pairs(owner.astype(I64), ents.astype(I64))
+
+    def entity_chunks(self, entity_ids: np.ndarray) -> Pairs:
+        ids = _ids(entity_ids)
+        ids = ids[(ids >= 0) & (ids < self.cg.n_nodes)]
+        m = self.cg.incidence
+        chunks, owner = csr_gather(m.indptr, m.indices.astype(I64), ids)
+        return Pairs(owner.astype(I64), chunks.astype(I64))
+
+    def mention_counts(self, entity_ids: np.ndarray) -> np.ndarray:
+        ids = _ids(entity_ids)
+        out = np.zeros(ids.size, dtype=np.float32)
+        ok = (ids >= 0) & (ids < self.cg.n_nodes)
+        out[ok] = self.cg.chunks_per_entity[ids[ok]]
+        return out
+
+    def degrees(self, entity_ids: np.ndarray) -> np.ndarray:
+        ids = _ids(entity_ids)
+        out = np.zeros(ids.size, dtype=I64)
+        ok = (ids >= 0) & (ids < self.cg.n_nodes)
+        out[ok] = self.cg.degree[ids[ok]]
+        return out
+
+    def chunk_relations(self, chunk_ids: np.ndarray, edge_filter: EdgeFilter) -> tuple[Pairs, EdgeSet]:
+        cg = self.cg
+        ids = _ids(chunk_ids)
+        ids = ids[(ids >= 0) & (ids < cg.n_chunks)]
+        m = cg.chunk_edges
+        edges, owner = csr_gather(m.indptr, m.indices.astype(I64), ids)
+        keep = self._allowed(edge_filter)[edges] if edges.size else np.zeros(0, bool)
+        blocked = self._blocked(edge_filter)
+        if blocked is not None and edges.size:
+            keep &= ~blocked[cg.src[edges]] & ~blocked[cg.dst[edges]]
+        edges, owner = edges[keep].astype(I64), owner[keep].astype(I64)
+        return Pairs(owner, edges), self._edge_set(np.unique(edges))
+
+    def relation_chunks(self, relation_ids: np.ndarray) -> Pairs:
+        ids = _ids(relation_ids)
+        ids = ids[(ids >= 0) & (ids < self.cg.n_edges)]
+        m = self.cg.edge_chunks
+        chunks, owner = csr_gather(m.indptr, m.indices.astype(I64), ids)
+        return Pairs(owner.astype(I64), chunks.astype(I64))
+
+    # ------------------------------------------------------------------ records
+    def entities(self, ids: np.ndarray) -> list[Entity | None]:
+        n = self.cg.n_nodes
+        return [self.snapshot.records.entity(int(i)) if 0 <= i < n else None for i in _ids(ids)]
+
+    def relations(self, ids: np.ndarray) -> list[Relation | None]:
+        m = self.cg.n_edges
+        return [self.snapshot.records.relation(int(i)) if 0 <= i < m else None for i in _ids(ids)]
+
+    def chunks(self, ids: np.ndarray) -> list[Chunk | None]:
+        c = self.cg.n_chunks
+        return [self.snapshot.records.chunk(int(i)) if 0 <= i < c else None for i in _ids(ids)]
+
+    # ------------------------------------------------------------------ communities
+    def _community_index(self) -> dict[str, list[tuple[int, str]]]:
+        cached = self.cg.derived.get("communities")
+        cs = self.snapshot.communities
+        if cached is None or cached[0] is not cs:
+            by_key: dict[str, list[tuple[int, str]]] = {}
+            for c in cs or ():
+                for key in c.entities:
+                    by_key.setdefault(key, []).append((c.level, c.id))
+            cached = (cs, {k: sorted(v) for k, v in by_key.items()})
+            self.cg.derived["communities"] = cached
+        return cached[1]
+
+    def communities_for(self, entity_ids: np.ndarray, level: int | None = None) -> list[tuple[str, int]]:
+        index = self._community_index()
+        if not index:
+            return []
+        counts: dict[str, int] = {}
+        n = self.cg.n_nodes
+        for h in dict.fromkeys(int(i) for i in _ids(entity_ids)):
+            if not 0 <= h < n:
+                continue
+            mine = index.get(self.cg.node_ids[h])
+            if not mine:
+                continue
+            chosen = [cid for lvl, cid in mine if lvl == level] if level is not None else [mine[-1][1]]
+            for cid in chosen:
+                counts[cid] = counts.get(cid, 0) + 1
+        return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+    def community_records(self, ids: Sequence[str]) -> list[Any]:
+        cs = self.snapshot.communities
+        if cs is None:
+            return [None for _ in ids]
+        return [cs.communities.get(str(i)) for i in ids]
+
+    def list_communities(self, level: int | None = None) -> list[Any]:
+        cs = self.snapshot.communities
+        if cs is None:
+            return []
+        return sorted((c for c in cs if level is None or c.level == level), key=lambda c: (c.level, c.id))
+
+    def chunk_handles(self, chunk_ids: Sequence[str]) -> dict[str, int]:
+        lookup = self.cg.chunk_lookup
+        return {c: lookup[c] for c in chunk_ids if c in lookup}
+
+    def iter_chunks(self) -> Iterator[tuple[int, Chunk]]:
+        for row in range(self.cg.n_chunks):
+            chunk = self.snapshot.records.chunk(row)
+            if chunk is not None:
+                yield row, chunk
+
+
+class LiveBackend:
+    """Queries an editable :class:`GraphIndex`; graph edits are picked up by the next query.
+
+    ``embeddings`` embeds the text that edits add (unchanged text comes from the index's cache).
+    """
+
+    def __init__(self, index: GraphIndex, embeddings: Any) -> None:
+        self._embeddings = embeddings
+        self._lock = threading.Lock()
+        self._index = index
+        self._current = SnapshotBackend(Snapshot.from_index(index))
+
+    @property
+    def index(self) -> GraphIndex:
+        self.current()
+        return self._index
+
+    def current(self) -> SnapshotBackend:
+        """The backend of the current graph version (rebuilt once, under a lock, after an edit)."""
+        if not self._index.stale:
+            return self._current
+        with self._lock:
+            if self._index.stale:
+                logger.info("graph changed: refreshing the query snapshot")
+                fresh = self._index.refresh(self._embeddings)
+                backend = SnapshotBackend(Snapshot.from_index(fresh))
+                self._index, self._current = fresh, backend
+            return self._current
+
+    @contextmanager
+    def reader(self) -> Iterator[SnapshotBackend]:
+        yield self.current()
+
+    def info(self) -> BackendInfo:
+        return self.current().info()
+
+    def warm_up(self) -> None:
+        self.current().warm_up()
+
+    def __getattr__(self, name: str) -> Any:
+        # every other protocol call goes to the current snapshot (callers should prefer reader())
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.current(), name)

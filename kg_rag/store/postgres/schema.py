@@ -1,0 +1,171 @@
+"""The PostgreSQL schema of a kg-rag index, its version, and the migrations between versions.
+
+One index lives in one PostgreSQL schema (``kg_rag`` unless the URI says ``?kg_schema=NAME``):
+
+- ``meta`` (key -> jsonb): schema version, embedding model and dimension, counts, BM25 statistics, the ingest
+  report, and ``version`` (incremented by every write, so readers can tell that something changed);
+- ``documents`` / ``chunks`` / ``entities`` / ``relations``: one row per record, the full record as ``jsonb``
+  plus the columns queries use; ``relations.source``/``target`` are stored as extracted, never sorted, and
+  ``CHECK (source <> target)`` holds;
+- ``evidence`` (relation x chunk: quote, confidence, weight) and ``mentions`` (entity x chunk): the incidences
+  queries walk;
+- ``postings`` / ``terms``: the BM25 inverted index (tokenised exactly as the in-process index does);
+- ``relation_types``: type names and their codes;
+- ``communities`` / ``community_members``: community records (with their reports) and membership by entity key.
+
+Vectors live in narrow tables (``entity_vectors``, ``fact_vectors``, ``chunk_vectors``: id, text hash, pgvector
+column) with HNSW indexes (inner product on normalised vectors = cosine). Searches scan exactly below
+``EXACT_MAX_ROWS`` rows and use HNSW above; ``?kg_search=exact`` or ``=hnsw`` forces one of them.
+Handles (``id``) are ``bigint`` keys: an index copied
+from a directory keeps the directory's row numbers, new rows get the next free number.
+"""
+
+from __future__ import annotations
+
+import re
+
+SCHEMA_VERSION = 1
+"""The layout this release writes and reads (``meta.schema_version``)."""
+
+DEFAULT_SCHEMA = "kg_rag"
+_IDENT = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+
+
+def check_schema_name(name: str) -> str:
+    if not isinstance(name, str) or not _IDENT.match(name):
+        raise ValueError(f"PostgreSQL schema name must match [a-z_][a-z0-9_]*, got {name!r}")
+    return name
+
+
+def create_statements(schema: str, dim: int) -> list[str]:
+    """DDL for an empty index of vector dimension ``dim`` in ``schema`` (idempotent)."""
+    s = check_schema_name(schema)
+    if not isinstance(dim, int) or dim <= 0:
+        raise ValueError(f"vector dimension must be a positive integer, got {dim!r}")
+    return [
+        "CREATE EXTENSION IF NOT EXISTS vector",
+        f"CREATE SCHEMA IF NOT EXISTS {s}",
+        f"CREATE TABLE IF NOT EXISTS {s}.meta (key text PRIMARY KEY, value jsonb NOT NULL)",
+        f"""CREATE TABLE IF NOT EXISTS {s}.documents (
+            doc_id text PRIMARY KEY,
+            record jsonb NOT NULL,
+            rec_hash text NOT NULL)""",
+        f"""CREATE TABLE IF NOT EXISTS {s}.chunks (
+            id bigint PRIMARY KEY,
+            chunk_id text NOT NULL UNIQUE,
+            doc_id text NOT NULL,
+            record jsonb NOT NULL,
+            rec_hash text NOT NULL,
+            n_terms integer NOT NULL DEFAULT 0)""",
+        f"CREATE INDEX IF NOT EXISTS chunks_doc ON {s}.chunks (doc_id)",
+        f"""CREATE TABLE IF NOT EXISTS {s}.entities (
+            id bigint PRIMARY KEY,
+            key text NOT NULL UNIQUE,
+            name text NOT NULL,
+            entity_type text NOT NULL,
+            record jsonb NOT NULL,
+            rec_hash text NOT NULL,
+            n_chunks integer NOT NULL DEFAULT 0,
+            out_degree integer NOT NULL DEFAULT 0,
+            in_degree integer NOT NULL DEFAULT 0)""",
+        f"CREATE TABLE IF NOT EXISTS {s}.relation_types (id integer PRIMARY KEY, name text NOT NULL UNIQUE)",
+        f"""CREATE TABLE IF NOT EXISTS {s}.relations (
+            id bigint PRIMARY KEY,
+            rel_id text NOT NULL UNIQUE,
+            source bigint NOT NULL REFERENCES {s}.entities (id) ON DELETE CASCADE,
+            target bigint NOT NULL REFERENCES {s}.entities (id) ON DELETE CASCADE,
+            type_id integer NOT NULL REFERENCES {s}.relation_types (id),
+            is_synonym boolean NOT NULL DEFAULT false,
+            weight real NOT NULL DEFAULT 1,
+            record jsonb NOT NULL,
+            rec_hash text NOT NULL,
+            CHECK (source <> target))""",
+        # covering indexes: a traversal step reads the index only (after VACUUM), never the table
+        f"CREATE INDEX IF NOT EXISTS relations_out ON {s}.relations (source) INCLUDE (id, target, type_id, is_synonym)",
+        f"CREATE INDEX IF NOT EXISTS relations_in ON {s}.relations (target) INCLUDE (id, source, type_id, is_synonym)",
+        f"""CREATE TABLE IF NOT EXISTS {s}.evidence (
+            relation bigint NOT NULL REFERENCES {s}.relations (id) ON DELETE CASCADE,
+            ord integer NOT NULL,
+            chunk bigint REFERENCES {s}.chunks (id) ON DELETE CASCADE,
+            quote text,
+            confidence real,
+            weight real NOT NULL DEFAULT 1,
+            PRIMARY KEY (relation, ord))""",
+        f"CREATE INDEX IF NOT EXISTS evidence_chunk ON {s}.evidence (chunk, relation)",
+        f"""CREATE TABLE IF NOT EXISTS {s}.mentions (
+            entity bigint NOT NULL REFERENCES {s}.entities (id) ON DELETE CASCADE,
+            chunk bigint NOT NULL REFERENCES {s}.chunks (id) ON DELETE CASCADE,
+            PRIMARY KEY (entity, chunk))""",
+        f"CREATE INDEX IF NOT EXISTS mentions_chunk ON {s}.mentions (chunk, entity)",
+        f"""CREATE TABLE IF NOT EXISTS {s}.postings (
+            term text NOT NULL,
+            chunk bigint NOT NULL REFERENCES {s}.chunks (id) ON DELETE CASCADE,
+            tf integer NOT NULL,
+            dl integer NOT NULL,
+            PRIMARY KEY (term, chunk) INCLUDE (tf, dl))""",
+        f"CREATE INDEX IF NOT EXISTS postings_chunk ON {s}.postings (chunk)",
+        f"CREATE TABLE IF NOT EXISTS {s}.terms (term text PRIMARY KEY, df integer NOT NULL)",
+        f"""CREATE TABLE IF NOT EXISTS {s}.communities (
+            id text PRIMARY KEY,
+            level integer NOT NULL,
+            record jsonb NOT NULL,
+            rec_hash text NOT NULL)""",
+        f"""CREATE TABLE IF NOT EXISTS {s}.community_members (
+            community text NOT NULL REFERENCES {s}.communities (id) ON DELETE CASCADE,
+            entity_key text NOT NULL,
+            level integer NOT NULL,
+            PRIMARY KEY (entity_key, level, community))""",
+        *(
+            f"""CREATE TABLE IF NOT EXISTS {s}.{table} (
+                id bigint PRIMARY KEY REFERENCES {s}.{parent} (id) ON DELETE CASCADE,
+                text_hash text NOT NULL,
+                embedding vector({dim}) NOT NULL)"""
+            for table, parent in VECTOR_TABLES.items()
+        ),
+        *(f"ALTER TABLE {s}.{table} ALTER COLUMN embedding SET STORAGE PLAIN" for table in VECTOR_TABLES),
+        *vector_index_statements(s),
+    ]
+
+
+VECTOR_TABLES = {"entity_vectors": "entities", "fact_vectors": "relations", "chunk_vectors": "chunks"}
+"""Vectors live in narrow tables of their own (one row = one vector, never TOASTed), so scans read only
+vectors; a fact's vector is keyed by its relation's id."""
+
+
+VECTOR_INDEXES = {
+    "entity_vectors_hnsw": "entity_vectors",
+    "fact_vectors_hnsw": "fact_vectors",
+    "chunk_vectors_hnsw": "chunk_vectors",
+}
+
+
+def vector_index_statements(schema: str) -> list[str]:
+    s = check_schema_name(schema)
+    return [
+        f"CREATE INDEX IF NOT EXISTS {name} ON {s}.{table} USING hnsw (embedding vector_ip_ops)"
+        for name, table in VECTOR_INDEXES.items()
+    ]
+
+
+def drop_vector_index_statements(schema: str) -> list[str]:
+    s = check_schema_name(schema)
+    return [f"DROP INDEX IF EXISTS {s}.{name}" for name in VECTOR_INDEXES]
+
+
+MIGRATIONS: dict[int, list[str]] = {}
+"""``to_version -> statements`` that upgrade a schema from ``to_version - 1`` (``{schema}`` is substituted).
+Version 1 is the first layout, so there is nothing to migrate yet; a later release adds its steps here and
+:func:`migration_steps` applies them in order inside the writer's transaction."""
+
+
+def migration_steps(schema: str, current: int) -> list[str]:
+    """The statements that bring a schema at ``current`` up to :data:`SCHEMA_VERSION`."""
+    if current > SCHEMA_VERSION:
+        raise ValueError(
+            f"the index in schema {schema!r} has schema version {current}, newer than this kg-rag "
+            f"({SCHEMA_VERSION}); upgrade kg-rag"
+        )
+    steps: list[str] = []
+    for version in range(current + 1, SCHEMA_VERSION + 1):
+        steps += [sql.format(schema=check_schema_name(schema)) for sql in MIGRATIONS.get(version, [])]
+    return steps

@@ -1,0 +1,132 @@
+"""Issue 11, item 10: inputs that used to crash give one line on stderr and exit 2 (no traceback)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kg_rag.cli import main
+from kg_rag.demo import DEMO_CORPUS
+
+DEEP = "[" * 200_000 + "]" * 200_000
+
+
+@pytest.fixture(scope="module")
+def demo_dir(tmp_path_factory) -> Path:
+    idx = tmp_path_factory.mktemp("cli") / "idx"
+    assert main(["index", "--extractions", str(DEMO_CORPUS), "--out", str(idx), "--embeddings", "fake:16", "-q"]) == 0
+    return idx
+
+
+def copy_index(src: Path, dst: Path) -> Path:
+    import shutil
+
+    shutil.copytree(src, dst)
+    return dst
+
+
+def one_line_error(capsys, argv: list[str], message: str) -> None:
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.startswith("kg-rag: error: ") and message in err, err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_deeply_nested_extractions(tmp_path, capsys):
+    (tmp_path / "deep.json").write_text(DEEP)
+    argv = ["index", "--extractions", str(tmp_path / "deep.json"), "--out", str(tmp_path / "x"), "--embeddings", "fake"]
+    one_line_error(capsys, argv, "deep.json: JSON is nested too deeply")
+
+
+def test_deeply_nested_pointer_and_manifest(demo_dir, tmp_path, capsys):
+    idx = copy_index(demo_dir, tmp_path / "p")
+    (idx / "kg-rag-index.json").write_text(DEEP)
+    one_line_error(capsys, ["stats", str(idx)], "kg-rag-index.json: JSON is nested too deeply")
+    idx = copy_index(demo_dir, tmp_path / "m")
+    manifest = next(idx.glob("gen-*")) / "manifest.json"
+    manifest.write_text(DEEP)
+    one_line_error(capsys, ["query", str(idx), "who?", "--embeddings", "fake:16"], "manifest.json: JSON is nested")
+
+
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("files", ["chunks.jsonl"], "no valid file list"),
+        ("schema_version", "2", "invalid schema_version"),
+        ("stats", [1], "'stats' has the wrong type"),
+        ("embedding", "x", "'embedding' has the wrong type"),
+    ],
+)
+def test_manifest_with_wrong_field_types(demo_dir, tmp_path, capsys, field, value, message):
+    idx = copy_index(demo_dir, tmp_path / "idx")
+    path = next(idx.glob("gen-*")) / "manifest.json"
+    manifest = json.loads(path.read_text())
+    manifest[field] = value
+    path.write_text(json.dumps(manifest))
+    one_line_error(capsys, ["query", str(idx), "who?", "--embeddings", "fake:16"], message)
+
+
+def test_embeddings_spec_that_is_not_embeddings(demo_dir, capsys):
+    argv = ["query", str(demo_dir), "who?", "--embeddings", "json:dumps"]
+    one_line_error(capsys, argv, "'json:dumps' is not a LangChain Embeddings")
+    one_line_error(capsys, ["query", str(demo_dir), "who?", "--embeddings", "fake:x"], "positive integer DIM")
+
+
+def test_unknown_preset_is_named(demo_dir, capsys):
+    argv = ["query", str(demo_dir), "who?", "--preset", "bogus", "--embeddings", "fake:16"]
+    one_line_error(capsys, argv, "unknown preset 'bogus'; choose one of default, seed003")
+
+
+def test_extractions_that_are_not_a_regular_file(tmp_path, capsys):
+    argv = ["index", "--extractions", "/dev/null", "--out", str(tmp_path / "x"), "--embeddings", "fake"]
+    one_line_error(capsys, argv, "--extractions /dev/null: not a regular file")
+    argv = ["index", "--extractions", str(tmp_path), "--out", str(tmp_path / "x"), "--embeddings", "fake"]
+    one_line_error(capsys, argv, "not a regular file")
+
+
+def test_query_on_an_empty_index_says_so(tmp_path, capsys):
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    from kg_rag import EntityBasedKGRAG, KnowledgeGraph
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "empty.txt").write_text("   \n")
+    argv = ["index", "--docs", str(tmp_path / "docs"), "--no-extract", "--out", str(tmp_path / "idx")]
+    assert main([*argv, "--embeddings", "fake:16", "-q"]) == 0
+    capsys.readouterr()
+    code = main(["query", str(tmp_path / "idx"), "who?", "--embeddings", "fake:16"])
+    out, err = capsys.readouterr()
+    assert code == 0 and "warning: the index has no chunks" in err and "Traceback" not in err
+    retriever = EntityBasedKGRAG.from_graph(KnowledgeGraph(), DeterministicFakeEmbedding(size=16))
+    assert retriever.invoke("who?") == []
+
+
+def test_stats_into_a_closed_pipe_is_quiet(tmp_path):
+    """More output than a pipe buffers (4 000 relation types), read by ``head -1``."""
+    rels = [{"source": f"A{i}", "target": f"B{i}", "type": f"TYPE_NUMBER_{i:05d}"} for i in range(4000)]
+    text = " ".join(f"A{i} relates to B{i}." for i in range(4000))
+    docs = [{"id": "d", "text": text, "extraction": {"relations": rels}}]
+    (tmp_path / "x.json").write_text(json.dumps({"documents": docs}))
+    idx = tmp_path / "idx"
+    assert main(["index", "--extractions", str(tmp_path / "x.json"), "--out", str(idx), "--embeddings", "fake:8"]) == 0
+    proc = subprocess.run(
+        f"{sys.executable} -m kg_rag.cli stats {idx} --types | head -1",
+        shell=True,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.stdout.startswith("chunks")
+    assert proc.stderr == ""
+    assert (
+        len(
+            subprocess.run(
+                [sys.executable, "-m", "kg_rag.cli", "stats", str(idx), "--types"], capture_output=True
+            ).stdout
+        )
+        > 1 << 17
+    )
