@@ -29,6 +29,8 @@ class ScriptedChatModel(BaseChatModel):
     the human message, or raises. Counts calls and the peak number of calls in flight."""
 
     responder: Any
+    tool_name: str = "ExtractionResult"
+    """The structured-output schema the calls answer (``KeyPoints`` for global search's map step)."""
     calls: int = 0
     in_flight: int = 0
     peak_in_flight: int = 0
@@ -56,7 +58,7 @@ class ScriptedChatModel(BaseChatModel):
             with self.lock:
                 self.in_flight -= 1
         msg = AIMessage(
-            content="", tool_calls=[{"name": "ExtractionResult", "args": args, "id": "call-1", "type": "tool_call"}]
+            content="", tool_calls=[{"name": self.tool_name, "args": args, "id": "call-1", "type": "tool_call"}]
         )
         return ChatResult(generations=[ChatGeneration(message=msg)])
 

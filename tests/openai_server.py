@@ -21,6 +21,20 @@ REPORT_HEAD = re.compile(r"^# (.*?) \(community (\S+?), level")
 FACT = re.compile(r"(\w[\w ]*?\w) (supersedes|revokes|reports to) (\w[\w ]*?\w)(?=[.,;]|$)", re.I | re.M)
 
 
+def usage(body: dict[str, Any], message: dict[str, Any]) -> dict[str, int]:
+    """Token counts as a real server would report them (tiktoken over what was sent and returned), so cost
+    figures measured against this server reflect the prompts kg-rag actually builds."""
+    from kg_rag.tokens import count_tokens
+
+    sent = [str(m.get("content", "")) for m in body.get("messages", [])]
+    sent += [json.dumps(body[k]) for k in ("response_format", "tools") if body.get(k)]
+    prompt = sum(count_tokens(t) + 4 for t in sent)  # + a few tokens of per-message framing
+    completion = count_tokens(str(message.get("content") or "")) + count_tokens(
+        json.dumps(message.get("tool_calls") or "")
+    )
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
 def edges_in(text: str) -> list[str]:
     """Rendered graph edges in ``text``, skipping section headers and tool preambles."""
     return [e.strip() for e in EDGE.findall(text) if not e.startswith("-----") and not e.rstrip().endswith(":")]
@@ -29,6 +43,8 @@ def edges_in(text: str) -> list[str]:
 class FakeOpenAI:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
+        self.tokens = {"prompt_tokens": 0, "completion_tokens": 0}
+        """Tokens this server reported in its responses, summed (what a client's cost accounting must match)."""
         self.mode = "ok"
         self.slow_seconds = 3.0
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -175,6 +191,9 @@ class FakeOpenAI:
                     return
                 message = server.reply(body)
                 finish = "tool_calls" if message.get("tool_calls") else "stop"
+                counted = usage(body, message)
+                for key in server.tokens:
+                    server.tokens[key] += counted[key]
                 self._send(
                     200,
                     {
@@ -183,7 +202,7 @@ class FakeOpenAI:
                         "created": 0,
                         "model": body.get("model", "fake"),
                         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-                        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+                        "usage": counted,
                     },
                 )
 

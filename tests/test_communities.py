@@ -6,6 +6,7 @@ import json
 import re
 
 import pytest
+from langchain_tests.integration_tests import ToolsIntegrationTests
 from langchain_tests.unit_tests import ToolsUnitTests
 
 from kg_rag import Chunk, EntityBasedKGRAG, KnowledgeGraph, QueryParams, build_index
@@ -258,19 +259,36 @@ def test_global_search_without_reports_is_a_clear_error(openai_server, tmp_path,
     assert code == 2 and "no community reports" in err and "kg-rag communities" in err
 
 
+def _global_search_tool():
+    """The global-search tool over the demo graph's communities, with a scripted map-step model."""
+    from kg_rag.langchain.communities import make_global_search_tool
+
+    from .conftest import ScriptedChatModel
+
+    kg = KnowledgeGraph()
+    import_extraction_file(kg, DEMO_CORPUS)
+    index = build_index(kg, BagOfWordsEmbeddings())
+    index.communities, _ = refresh_communities(kg)
+    retriever = EntityBasedKGRAG(index=index, embeddings=BagOfWordsEmbeddings())
+    return make_global_search_tool(
+        retriever.backend, ScriptedChatModel(responder=lambda text: {"points": []}, tool_name="KeyPoints")
+    )
+
+
 class TestGlobalSearchToolUnit(ToolsUnitTests):
     @property
     def tool_constructor(self):
-        from .conftest import ScriptedChatModel
+        return _global_search_tool()
 
-        kg = KnowledgeGraph()
-        import_extraction_file(kg, DEMO_CORPUS)
-        index = build_index(kg, BagOfWordsEmbeddings())
-        index.communities, _ = refresh_communities(kg)
-        from kg_rag.langchain.communities import make_global_search_tool
+    @property
+    def tool_invoke_params_example(self) -> dict:
+        return {"question": "What are the main themes?"}
 
-        retriever = EntityBasedKGRAG(index=index, embeddings=BagOfWordsEmbeddings())
-        return make_global_search_tool(retriever.backend, ScriptedChatModel(responder=lambda text: {"points": []}))
+
+class TestGlobalSearchToolIntegration(ToolsIntegrationTests):
+    @property
+    def tool_constructor(self):
+        return _global_search_tool()
 
     @property
     def tool_invoke_params_example(self) -> dict:

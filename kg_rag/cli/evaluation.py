@@ -88,7 +88,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if args.out:
             out = Path(args.out)
             out.mkdir(parents=True, exist_ok=True)
-            (out / f"bench-{entities}-{edges}.json").write_text(json.dumps(results[-1], indent=1) + "\n")
+            (out / f"bench-{'postgres-' if args.store == 'postgres' else ''}{entities}-{edges}.json").write_text(
+                json.dumps(results[-1], indent=1) + "\n"
+            )
     if args.json:
         print(json.dumps(results[0] if len(results) == 1 else results, indent=1))
     elif len(results) > 1:
@@ -137,6 +139,6 @@ def add_parsers(sub) -> None:
         help="where the loaded index is served from (postgres: --pg URI, or a server started for the run)",
     )
     p.add_argument("--pg", default=None, help="postgresql:// URI of the server for --store postgres")
-    p.add_argument("--out", default=None, help="folder to write one bench-ENTITIES-EDGES.json per size")
+    p.add_argument("--out", default=None, help="folder to write one bench-[postgres-]ENTITIES-EDGES.json per size")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench)

@@ -1,6 +1,6 @@
 """Vector tables: row-aligned ids, content hashes and L2-normalised float32 vectors, searched with FAISS.
 
-Tables up to ``KG_RAG_EXACT_MAX_ROWS`` rows (default 25 000) are searched exactly; larger ones through an
+Tables up to ``EXACT_MAX_ROWS`` rows (25 000) are searched exactly; larger ones through an
 inverted-file index (``KG_RAG_IVF_NPROBE`` lists probed, default 16), product-quantised from
 ``KG_RAG_PQ_MIN_ROWS`` rows (default 400 000), with candidates re-scored exactly. FAISS runs with
 ``KG_RAG_FAISS_THREADS`` OpenMP threads (default 1: queries are single vectors).
@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 _FAISS_CONFIGURED = False
-EXACT_MAX_ROWS = int(os.environ.get("KG_RAG_EXACT_MAX_ROWS", "25000"))
+EXACT_MAX_ROWS = 25_000
 """Vector tables up to this many rows are searched exactly; larger ones through an inverted-file index."""
 PQ_MIN_ROWS = int(os.environ.get("KG_RAG_PQ_MIN_ROWS", "400000"))
 """From this many rows the inverted file stores product-quantised codes instead of full vectors."""
