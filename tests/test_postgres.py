@@ -227,3 +227,21 @@ def test_demo_runs_on_postgres(tmp_path):
         and "Directive 2019-03 <-[SUPERSEDES]- Directive 2023-07" in proc.stdout
     )
     assert not (tmp_path / "d" / "pgdata" / "postmaster.pid").exists()  # the demo stopped its server
+
+
+def test_bench_on_postgres_serves_from_the_database(pg_server, capsys, tmp_path):
+    code, out, err = run(
+        capsys,
+        "bench",
+        "--entities", "300", "--edges", "1500", "--queries", "5", "--strategies", "chain",
+        "--store", "postgres", "--pg", pg_server, "--json", "--out", str(tmp_path),
+    )  # fmt: skip
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["store"] == "postgres" and result["edges"] == 1500
+    assert result["database_mb"] > 0 and result["prewarmed_mb"] > 0  # measured on a warm buffer cache
+    assert result["loaded_latency_ms_p50"] > 0 and result["peak_rss_mb"] > 0
+    assert (tmp_path / "bench-postgres-300-1500.json").exists()
+    with open_store(pg_server).connect(autocommit=True) as conn:  # the bench's schema is dropped afterwards
+        left = conn.execute("SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'bench_%'").fetchone()[0]
+    assert left == 0
