@@ -18,11 +18,11 @@ demo: $(STAMP)
 	$(BIN)/kg-rag demo
 
 test: $(STAMP)
-	$(BIN)/ruff check kg_rag tests
+	$(BIN)/ruff check kg_rag tests notebooks
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)
-	$(BIN)/ruff check kg_rag tests
+	$(BIN)/ruff check kg_rag tests notebooks
 	$(BIN)/ruff format --check kg_rag tests
 
 clean:

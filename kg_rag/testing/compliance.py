@@ -244,6 +244,8 @@ class StoreComplianceSuite:
                         a, b = rv.search(kind, q, k, 0.05), sv.search(kind, q, k, 0.05)
                         assert getattr(sk, to_keys)(b.ids) == getattr(rk, to_keys)(a.ids), (question, kind, k)
                         assert np.allclose(a.scores, b.scores, atol=1e-5)
+                        # a hit's score is its similarity (a backend may reuse search scores as similarities)
+                        assert np.allclose(sv.similarity(kind, q, b.ids), b.scores, atol=1e-5)
                 sims_r = rv.similarity("chunks", q, rk.chunk_handles(all_chunks))
                 sims_s = sv.similarity("chunks", q, sk.chunk_handles(all_chunks))
                 assert np.allclose(sims_r, sims_s, atol=1e-5)

@@ -386,6 +386,8 @@ class PostgresView:
             return Hits.empty()
         ids = np.fromiter((r[0] for r in rows), dtype=I64, count=len(rows))
         scores = np.fromiter((r[1] for r in rows), dtype=F32, count=len(rows))
+        if kind == "chunks":  # the same expression as similarity(): the candidates' relevance needs no refetch
+            self._chunk_sims.update((r[0], float(r[1])) for r in rows)
         if min_score is not None:
             keep = scores >= min_score
             ids, scores = ids[keep], scores[keep]
