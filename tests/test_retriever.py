@@ -193,3 +193,22 @@ def test_graph_edits_are_picked_up_without_rebuilding(demo_index, bow_embeddings
     kg.add_relation("Quokka Council", "Storage Policy v2", "SUPERSEDES", chunk_id="new")
     docs = r.invoke("Quokka Council")
     assert docs[0].metadata["chunk_id"] == "new"
+
+
+def test_entities_the_rest_of_the_context_never_mentions_are_not_listed(bow_embeddings):
+    """Expansion reaches zulu two hops out, but neither the returned chunk nor a shown relation mentions it:
+    listing it would be noise. The question's own entity is listed even so."""
+    kg = KnowledgeGraph()
+    kg.add_chunk(Chunk("c0", "alpha relates to bravo", "d0"))
+    kg.add_chunk(Chunk("c1", "an unrelated note on filing", "d1"))
+    kg.add_relation("alpha", "bravo", "T1", chunk_id="c0")
+    kg.add_relation("bravo", "zulu", "T2", chunk_id="c1")
+    params = QueryParams(
+        similarity_threshold=0.5, top_k_facts=0, strategy="path", top_k_chunks=1, fill_with_dense=False
+    )
+    retriever = EntityBasedKGRAG.from_graph(kg, bow_embeddings, params=params)
+    result = retriever.retrieve("alpha", max_hops=2)
+    assert [c.id for c in result.chunks] == ["c0"]
+    assert reached(result) == {"alpha", "bravo"}
+    # with the chunk that mentions it returned, zulu is listed again
+    assert "zulu" in reached(retriever.retrieve("alpha", max_hops=2, top_k_chunks=2))

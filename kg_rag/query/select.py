@@ -27,10 +27,10 @@ def select_entities(
     allowed: set[int] | None = None,
 ) -> list[tuple[int, ScoredEntity]]:
     """The entities the context lists (with their handles): at most ``top_k_nodes``, the entities the
-    question names first, then the best-scoring others. An entity matched only by embedding similarity is
-    listed only if the returned chunks or the chosen relations mention it (``present``) — a near-miss name
-    that leads nowhere is noise. ``allowed`` (under type filters: the ends of the chosen relations) limits the
-    others further."""
+    question names first, then the best-scoring others. Any other entity — matched by embedding similarity or
+    reached by expansion — is listed only if the returned chunks or the chosen relations mention it
+    (``present``): a name the rest of the context never mentions leads the answer model nowhere and is noise.
+    ``allowed`` (under type filters: the ends of the chosen relations) limits the others further."""
     blocked = ws.edge_filter.blocked
     k = p.top_k_nodes
     if k == 0:
@@ -42,7 +42,7 @@ def select_entities(
         part = np.argpartition(-values, 4 * k)[: 4 * k]
         handles, values = handles[part], values[part]
     for e, v in zip(handles.tolist(), values.tolist()):
-        if v > 0 and e not in blocked and (allowed is None or e in allowed or e in seeds.named):
+        if v > 0 and e not in blocked and (e in seeds.named or (e in present and (allowed is None or e in allowed))):
             ranked[e] = v
     for n, w in seeds.weights.items():
         if n in blocked:
