@@ -111,3 +111,25 @@ def test_noun_phrase_never_merges_with_the_verb_of_its_stem():
     types = RelationTyper().fit({"is a play by": 1, "played by": 5, "is the capital of": 2, "capital of": 5})
     assert types["is a play by"] != "PLAYED_BY" and types["is a play by"].endswith("BY")
     assert types["is the capital of"] == types["capital of"] == "CAPITAL_OF"
+
+
+def test_a_rare_passive_keeps_its_verb_instead_of_a_bare_by():
+    """``by`` alone says only that the target is the agent: a rare passive keeps its participle (direction
+    unchanged), and merges into the frequent passive of the same verb when there is one."""
+    counts = {
+        "written by": 5,
+        "has music written by": 1,
+        "was superseded by": 1,
+        "was not owned by": 1,
+        "was carried out by": 1,
+        "was overthrown by": 1,
+        "is a book by": 1,
+        "by": 3,
+    }
+    types = RelationTyper(min_support=3).fit(counts)
+    assert types["has music written by"] == "WRITTEN_BY"
+    assert types["was superseded by"] == "SUPERSEDED_BY" != RelationTyper()("supersedes")
+    assert types["was not owned by"] == "NOT_OWNED_BY"
+    assert types["was carried out by"] == "CARRIED_OUT_BY"
+    assert types["was overthrown by"] == "OVERTHROWN_BY"
+    assert types["is a book by"] == types["by"] == "BY"  # a noun phrase: no verb to keep

@@ -237,9 +237,10 @@ def cmd_retype(args: argparse.Namespace) -> int:
         store.save(index)
     stats = index.kg.stats()
     after = _typed_share(stats["relation_types"])
+    vocabulary = len([t for t in stats["relation_types"] if t != "RELATED"])
     print(
         f"retyped {counts['retyped']} relations, merged {counts['merged']} variants; "
-        f"typed {100 * before:.1f}% -> {100 * after:.1f}%, {len(stats['relation_types'])} types; "
+        f"typed {100 * before:.1f}% -> {100 * after:.1f}%, {vocabulary} types besides RELATED; "
         f"{len(index.cache()) - len(cache) if len(index.cache()) > len(cache) else 0} new embeddings"
     )
     return 0

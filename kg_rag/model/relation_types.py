@@ -9,7 +9,9 @@ type with its active (``directed``): typing and merging never cross direction. T
 
 Over a whole corpus (:meth:`RelationTyper.fit`), a type must be attested at least ``min_support`` times.
 A rarer predicate falls back, in order, to: its head phrase (``is the largest city in`` -> ``city in``,
-``played an important role in`` -> ``play in``) when that is attested often enough; its preposition
+``played an important role in`` -> ``play in``) when that is attested often enough; for a passive, its
+participle and ``by`` (``has music written by`` -> ``WRITTEN_BY``, ``was superseded by`` -> ``SUPERSEDED_BY``)
+even when rare, because ``by`` alone names no relation, only that the target is the agent; its preposition
 family (``facilitated the formation of`` -> ``OF``); its head verb. ``RELATED`` is left for predicates with
 no usable word. The original predicate is always kept on the relation, so nothing is lost by typing.
 """
@@ -55,6 +57,11 @@ _IRREGULAR_PARTICIPLES = frozenset(
     meant kept felt dealt struck hung stuck spun bound wound understood stood beaten forgotten ridden
     eaten sworn torn worn flown thrown blown sewn sown""".split()
 )
+_LATER_PARTICIPLES = frozenset(
+    """sung rung swung dug shaken woken forbidden bitten slain withdrawn cast fed bred fled shed lit hurt split
+    spread shut bent lent burnt learnt""".split()
+)
+_PARTICIPLE_PREFIXES = ("co-", "re-", "over", "under", "re", "co", "out", "up", "mis", "with", "fore", "broad")
 
 
 NOUN_PHRASE = "<np>"
@@ -75,6 +82,18 @@ def _participle(word: str) -> bool:
     return word.endswith(("ed", "ing")) or word in _IRREGULAR_PARTICIPLES
 
 
+def _participle_stem(word: str) -> bool:
+    return word in _IRREGULAR_PARTICIPLES or word in _LATER_PARTICIPLES
+
+
+def _passive_participle(word: str) -> bool:
+    """``written``, ``overthrown``, ``co-written``, ``broadcast``: a verb form that can head a passive. (Wider
+    than :func:`_participle`, which shapes relation keys and so must not change under existing indexes.)"""
+    if _participle(word) or word in _LATER_PARTICIPLES:
+        return True
+    return any(word.startswith(p) and _participle_stem(word[len(p) :]) for p in _PARTICIPLE_PREFIXES)
+
+
 @dataclass(frozen=True)
 class PredicateForm:
     """A predicate after cleaning: the words kept (``surface``), their lemma key, and what was dropped."""
@@ -91,6 +110,19 @@ class PredicateForm:
     @property
     def passive(self) -> bool:
         return self.preposition == "by"
+
+    @property
+    def passive_head(self) -> tuple[str, ...] | None:
+        """The participle (with its particle) and ``by`` of a passive: ``has music written by`` -> ``written
+        by``, ``was carried out by`` -> ``carried out by``; None when the predicate is not a passive."""
+        if not self.passive:
+            return None
+        for start in (len(self.surface) - 2, len(self.surface) - 3):  # a phrasal verb's particle may intervene
+            if start < 0 or not _passive_participle(self.surface[start]):
+                continue
+            if all(w in PREPOSITIONS for w in self.surface[start + 1 : -1]):
+                return self.surface[start:]
+        return None
 
 
 def tokens(text: str) -> list[str]:
@@ -274,6 +306,11 @@ class RelationTyper:
         if h_key and head_support[h_key] >= self.min_support:
             counter = head_surfaces[h_key]
             return display_type(min(counter, key=lambda s: (-counter[s], len(s), s)))
+        passive = form.passive_head
+        if passive is not None:
+            negated = tuple(w for w in form.surface if w in NEGATION)[:1]
+            p_key = (*negated, *(w if w in PREPOSITIONS else lemma(w) for w in passive))
+            return types[p_key] if support[p_key] >= self.min_support else display_type(negated + passive)
         prep = form.preposition
         if prep and family_support[prep] >= self.min_support:
             return display_type([prep])
