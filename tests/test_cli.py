@@ -239,25 +239,26 @@ def test_index_docs_without_extraction(tmp_path, capsys, monkeypatch):
     assert code == 0 and "indexed 1 chunks, 0 entities" in out
 
 
-def test_retype_upgrades_an_older_index_in_place_keeping_direction(tmp_path, capsys):
+@pytest.mark.parametrize("backend", ["directory", "postgres"])
+def test_retype_upgrades_an_older_index_in_place_keeping_direction(backend, tmp_path, capsys, request):
     """An index typed by an older release (a bare ``BY`` for a rare passive) is re-typed from its stored
-    predicates: new types, same relations, same direction, nothing re-embedded."""
+    predicates: new types, same relations, same direction, nothing re-embedded — in either backend."""
     from langchain_core.embeddings import DeterministicFakeEmbedding
 
     from kg_rag import Chunk, KnowledgeGraph, build_index
-    from kg_rag.store import DirectoryStore
+    from kg_rag.store import open_store
 
     kg = KnowledgeGraph()
     kg.add_chunk(Chunk("c1", "The Provisional Government was overthrown by the Bolsheviks.", "d1"))
     kg.add_chunk(Chunk("c2", "Brother has music written by Stone Gossard.", "d2"))
     kg.add_relation("Provisional Government", "Bolsheviks", "BY", predicate="was overthrown by", chunk_id="c1")
     kg.add_relation("Brother", "Stone Gossard", "BY", predicate="has music written by", chunk_id="c2")
-    idx = str(tmp_path / "idx")
-    DirectoryStore(idx).save(build_index(kg, DeterministicFakeEmbedding(size=16)))
+    idx = str(tmp_path / "idx") if backend == "directory" else request.getfixturevalue("pg_schema_uri")
+    open_store(idx).save(build_index(kg, DeterministicFakeEmbedding(size=16)))
     code, out, _ = run(capsys, "retype", idx, "--embeddings", "fake:16", "--wait", "0")
     assert code == 0, out
     assert "retyped 2 relations" in out and "2 types besides RELATED" in out and "0 new embeddings" in out
-    rels = {r.relation_type: (r.source, r.target) for r in DirectoryStore(idx).load().kg.relations()}
+    rels = {r.relation_type: (r.source, r.target) for r in open_store(idx).load().kg.relations()}
     assert rels == {
         "OVERTHROWN_BY": ("provisional government", "bolsheviks"),
         "WRITTEN_BY": ("brother", "stone gossard"),

@@ -120,9 +120,10 @@ def _index_locked(args, store, embeddings, extractor, progress) -> int:
         link_synonyms(index, args.synonym_threshold)
     store.save(index)
     stats = index.stats()
+    vocabulary = len([t for t in stats["relation_types"] if t != "RELATED"])
     print(
         f"indexed {stats['chunks']} chunks, {stats['entities']} entities, {stats['relations']} relations "
-        f"({len(stats['relation_types'])} types) into {out}"
+        f"({vocabulary} types besides RELATED) into {out}"
     )
     if report.skipped:
         print("skipped: " + ", ".join(f"{k}={v}" for k, v in sorted(report.skipped.items())))
