@@ -113,10 +113,17 @@ def test_noun_phrase_never_merges_with_the_verb_of_its_stem():
     assert types["is the capital of"] == types["capital of"] == "CAPITAL_OF"
 
 
-def test_a_rare_passive_keeps_its_verb_instead_of_a_bare_by():
-    """``by`` alone says only that the target is the agent: a rare passive keeps its participle (direction
-    unchanged), and merges into the frequent passive of the same verb when there is one."""
+def test_a_rare_passive_or_relational_noun_keeps_its_word_instead_of_a_bare_by_or_of():
+    """``by`` alone says only that the target is the agent, ``of`` says nothing: a rare passive keeps its
+    participle (direction unchanged, merged into the frequent passive of the same verb when there is one) and a
+    relational noun keeps its noun; a longer predicate that may start with a verb still falls back."""
     counts = {
+        "is the mayor of": 1,
+        "widow of": 1,
+        "not aware of": 1,
+        "was the ruling Lord of": 1,
+        "launched the career of": 1,
+        "of": 3,
         "written by": 5,
         "has music written by": 1,
         "was superseded by": 1,
@@ -133,3 +140,9 @@ def test_a_rare_passive_keeps_its_verb_instead_of_a_bare_by():
     assert types["was carried out by"] == "CARRIED_OUT_BY"
     assert types["was overthrown by"] == "OVERTHROWN_BY"
     assert types["is a book by"] == types["by"] == "BY"  # a noun phrase: no verb to keep
+    assert (types["is the mayor of"], types["widow of"], types["not aware of"]) == (
+        "MAYOR_OF",
+        "WIDOW_OF",
+        "NOT_AWARE_OF",
+    )
+    assert types["was the ruling Lord of"] == types["launched the career of"] == "OF"

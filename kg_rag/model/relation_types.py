@@ -11,7 +11,8 @@ Over a whole corpus (:meth:`RelationTyper.fit`), a type must be attested at leas
 A rarer predicate falls back, in order, to: its head phrase (``is the largest city in`` -> ``city in``,
 ``played an important role in`` -> ``play in``) when that is attested often enough; for a passive, its
 participle and ``by`` (``has music written by`` -> ``WRITTEN_BY``, ``was superseded by`` -> ``SUPERSEDED_BY``)
-even when rare, because ``by`` alone names no relation, only that the target is the agent; its preposition
+and for a relational noun its noun and ``of`` (``is the mayor of`` -> ``MAYOR_OF``, ``widow of`` -> ``WIDOW_OF``),
+even when rare, because ``by`` and ``of`` alone name no relation; its preposition
 family (``facilitated the formation of`` -> ``OF``); its head verb. ``RELATED`` is left for predicates with
 no usable word. The original predicate is always kept on the relation, so nothing is lost by typing.
 """
@@ -306,6 +307,9 @@ class RelationTyper:
         if h_key and head_support[h_key] >= self.min_support:
             counter = head_surfaces[h_key]
             return display_type(min(counter, key=lambda s: (-counter[s], len(s), s)))
+        noun = _relational_noun(form, h_surface)
+        if noun is not None:  # "is the mayor of", "widow of": the noun names the relation, "of" alone does not
+            return display_type(noun)
         passive = form.passive_head
         if passive is not None:
             negated = tuple(w for w in form.surface if w in NEGATION)[:1]
@@ -318,6 +322,23 @@ class RelationTyper:
         if verb and verb[0] not in PREPOSITIONS and support[verb] >= self.min_support:
             return types[verb]
         return RELATED
+
+
+def _relational_noun(form: PredicateForm, h_surface: tuple[str, ...]) -> tuple[str, ...] | None:
+    """``(noun, "of")`` (negation kept) when the predicate is a relational noun with ``of``: after a copula
+    (``is the mother church of`` -> ``church of``) or on its own (``widow of``, ``not aware of``, ``died of``).
+    A longer predicate without a copula (``launched the career of``) may start with a verb, so it is left
+    alone."""
+    if form.preposition != "of":
+        return None
+    negated = tuple(w for w in h_surface if w in NEGATION)
+    head = tuple(w for w in h_surface if w not in NEGATION)
+    if len(head) != 2 or head[0] in PREPOSITIONS:
+        return None
+    before = [w for w in form.surface[:-1] if w not in NEGATION]
+    if before == [head[0]] or (form.copula and not _passive_participle(head[0])):
+        return negated + head
+    return None
 
 
 def relation_key(predicate: str | None, relation_type: str | None) -> str:
