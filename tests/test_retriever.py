@@ -212,3 +212,18 @@ def test_entities_the_rest_of_the_context_never_mentions_are_not_listed(bow_embe
     assert reached(result) == {"alpha", "bravo"}
     # with the chunk that mentions it returned, zulu is listed again
     assert "zulu" in reached(retriever.retrieve("alpha", max_hops=2, top_k_chunks=2))
+
+
+def test_a_path_follows_a_chain_of_the_asked_for_relation(demo_index, bow_embeddings):
+    """ "Who does Lars ultimately report to?" asks for a chain of REPORTS_TO: the path continues along it even
+    where the later steps are evidenced by a lower-ranked chunk, up to ``max_hops``; other weak steps do not."""
+    retriever = EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings, k=3)
+    result = retriever.retrieve("Who does Lars Eriksen ultimately report to?")
+    chains = [[(s.source, s.relation_type, s.target) for s in p.steps] for p in result.paths]
+    assert [
+        ("lars eriksen", "REPORTS_TO", "priya nair"),
+        ("priya nair", "REPORTS_TO", "daniel okafor"),
+    ] in chains
+    assert all(len(c) <= 2 for c in chains)
+    longer = retriever.retrieve("Who does Lars Eriksen ultimately report to?", max_hops=3)
+    assert [s.target for s in longer.paths[0].steps] == ["priya nair", "daniel okafor", "maria chen"]

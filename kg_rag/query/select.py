@@ -242,7 +242,13 @@ def relation_rows(
 
 PATH_STEP_FLOOR = 0.5
 """A path step must be at least this fraction as relevant as the best relation: paths show only the most
-confident facts (those evidenced by the best chunks, or asked for by the question)."""
+confident facts (those evidenced by the best chunks, or asked for by the question). The one exception: a step
+of a type the question asks for may continue a chain of that type (see :func:`relation_paths`)."""
+
+
+def _continues_chain(edges: EdgeSet, steps: list[tuple[int, bool]], i: int, forward: bool) -> bool:
+    """Whether edge ``i`` walked ``forward`` extends the path's last step in the same type and sense."""
+    return bool(steps) and steps[-1][1] == forward and edges.type_id[steps[-1][0]] == edges.type_id[i]
 
 
 def path_anchors(ws: Workspace, seeds: Seeds, p: QueryParams) -> list[int]:
@@ -268,7 +274,9 @@ def relation_paths(
     ws: Workspace, chosen: ScoredRelations, anchors: Sequence[int], p: QueryParams
 ) -> tuple[list[GraphPath], dict[int, tuple[str, str]]]:
     """Directed paths that start at an anchor (see :func:`path_anchors`) and follow only the most relevant of
-    the chosen relations (at least ``PATH_STEP_FLOOR`` times the best).
+    the chosen relations (at least ``PATH_STEP_FLOOR`` times the best) — except that a relation of a type the
+    question asks for may continue a chain of that type in the same sense: "who does Lars *ultimately* report
+    to" is answered by ``REPORTS_TO`` after ``REPORTS_TO``, whose later steps are stated by lower-ranked chunks.
 
     A path walks an edge forwards or — when the query's direction allows — backwards, and is scored by its
     weakest step; the same relations walked from the other end are shown once.
@@ -276,9 +284,11 @@ def relation_paths(
     if p.max_paths == 0 or p.max_hops == 0 or not len(chosen) or not anchors:
         return [], {}
     top = float(chosen.score.max())
-    strong = np.flatnonzero(chosen.score >= PATH_STEP_FLOOR * top)
+    asked_all = chosen.asked if chosen.asked is not None else np.zeros(len(chosen), dtype=bool)
+    strong = np.flatnonzero((chosen.score >= PATH_STEP_FLOOR * top) | asked_all)
     edges = chosen.edges.take(strong)
     score = chosen.score[strong]
+    sure = score >= PATH_STEP_FLOOR * top
     direction = ws.edge_filter.direction
     adjacency: dict[int, list[tuple[int, int, bool]]] = {}
     for i, (a, b) in enumerate(zip(edges.src.tolist(), edges.dst.tolist())):
@@ -293,6 +303,8 @@ def relation_paths(
         if len(steps) < p.max_hops:
             for i, nxt, fwd in adjacency.get(node, ()):
                 if nxt in visited:
+                    continue
+                if not sure[i] and not _continues_chain(edges, steps, i, fwd):
                     continue
                 extended = True
                 walk(nxt, [*steps, (i, fwd)], visited | {nxt}, min(weakest, float(score[i])), start)
