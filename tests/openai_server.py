@@ -76,7 +76,9 @@ class FakeOpenAI:
                 context = "\n".join(str(m.get("content", "")) for m in messages if m.get("role") == "user")
                 edges = edges_in(context)
                 reasoning = f"The context says {edges[0]}." if edges else "Nothing relevant."
-                answer = edges[0].split("-[")[-1].split("]-> ")[-1] if edges else "unknown"
+                # the target of the path's first step: "A -[T]-> B -[T]-> C" answers "what is A's T" with B
+                first = re.match(r".*?\]->? (.+?)(?: -\[| <-\[|$)", edges[0]) if edges else None
+                answer = first.group(1) if first else "unknown"
                 return {"role": "assistant", "content": json.dumps({"reasoning": reasoning, "answer": answer})}
             return {"role": "assistant", "content": json.dumps(self.extraction(messages))}
         if body.get("tools"):

@@ -60,7 +60,7 @@ def test_import_small_openie_counts_skips_and_keeps_direction(tmp_path):
     assert rel.relation_type == "LOCATED_IN" and rel.predicate == "is located in"
     assert rel.chunk_id == passage_id(0)
     passive = kg.find_relations("Paris", "Lyon")[0]  # kept as extracted, not turned into Lyon SUPERSEDES Paris
-    assert passive.relation_type == "RELATED" and passive.description == "superseded by"
+    assert passive.relation_type == "SUPERSEDED_BY" and passive.description == "superseded by"
     assert kg.find_relations("Lyon", "Paris") == []
 
 
