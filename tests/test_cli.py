@@ -255,9 +255,9 @@ def test_retype_upgrades_an_older_index_in_place_keeping_direction(backend, tmp_
     kg.add_relation("Brother", "Stone Gossard", "BY", predicate="has music written by", chunk_id="c2")
     idx = str(tmp_path / "idx") if backend == "directory" else request.getfixturevalue("pg_schema_uri")
     open_store(idx).save(build_index(kg, DeterministicFakeEmbedding(size=16)))
-    code, out, _ = run(capsys, "retype", idx, "--embeddings", "fake:16", "--wait", "0")
+    code, out, _ = run(capsys, "retype", idx, "--wait", "0")  # the index's own model, without being told
     assert code == 0, out
-    assert "retyped 2 relations" in out and "2 types besides RELATED" in out and "0 new embeddings" in out
+    assert "retyped 2 relations" in out and "2 types besides RELATED" in out and "0 texts embedded" in out
     rels = {r.relation_type: (r.source, r.target) for r in open_store(idx).load().kg.relations()}
     assert rels == {
         "OVERTHROWN_BY": ("provisional government", "bolsheviks"),
@@ -265,3 +265,27 @@ def test_retype_upgrades_an_older_index_in_place_keeping_direction(backend, tmp_
     }
     code, out, _ = run(capsys, "stats", idx, "--json")
     assert json.loads(out)["relation_types"] == {"OVERTHROWN_BY": 1, "WRITTEN_BY": 1}
+
+
+def test_editing_an_index_keeps_its_embedding_model(tmp_path, capsys):
+    """retype / delete / index --update / query use the model the index records; naming another one is a
+    one-line error, not a silent re-embedding of everything with the default model."""
+    idx = str(tmp_path / "idx")
+    assert main(["index", "--extractions", str(DEMO_CORPUS), "--out", idx, "--embeddings", "fake:16", "-q"]) == 0
+    capsys.readouterr()
+    for argv in (
+        ["retype", idx],
+        ["delete", idx, "--doc", "doc-01"],
+        ["index", "--extractions", str(DEMO_CORPUS), "--out", idx, "--update", "-q"],
+    ):
+        code, out, err = run(capsys, *argv, "--embeddings", "fake:8")
+        assert code == 2 and "embedded with DeterministicFakeEmbedding:16, not DeterministicFakeEmbedding:8" in err
+        assert len(err.strip().splitlines()) == 1
+    code, out, _ = run(capsys, "retype", idx)
+    assert code == 0 and "0 texts embedded" in out
+    code, out, _ = run(capsys, "delete", idx, "--doc", "doc-01")
+    assert code == 0 and "removed 1 documents" in out
+    code, out, err = run(capsys, "query", idx, "Who does Lars Eriksen report to?", "--no-answer")
+    assert code == 0 and "REPORTS_TO" in out and "embedded with" not in err
+    code, out, _ = run(capsys, "stats", idx, "--json")
+    assert json.loads(out)["embedding_model"] == "DeterministicFakeEmbedding:16"

@@ -13,7 +13,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from kg_rag.eval.datasets import load_musique_questions
     from kg_rag.eval.methods import load_method_specs
     from kg_rag.eval.runner import evaluate
-    from kg_rag.langchain.embeddings import make_embeddings
+    from kg_rag.langchain.embeddings import embeddings_for_index
 
     try:
         ks = [int(k) for k in args.k.split(",") if k.strip()]
@@ -35,7 +35,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         questions = load_sec10q_questions(args.questions, chunks, limit=args.limit)
     else:
         questions = load_musique_questions(args.questions, chunks, limit=args.limit)
-    embeddings = make_embeddings(args.embeddings)
+    embeddings = embeddings_for_index(args.embeddings, embedding_model, args.index)
     report = evaluate(questions, backend, embeddings, [specs[n] for n in names], ks, progress=not args.quiet)
     report["index"] = str(args.index)
     report["questions_file"] = str(args.questions)
@@ -116,7 +116,7 @@ def add_parsers(sub) -> None:
         default=None,
         help="question format (default: sec10q for .csv, else musique)",
     )
-    p.add_argument("--embeddings", default="local", help="the embeddings the index was built with")
+    p.add_argument("--embeddings", default=None, help="query embeddings (default: the model the index records)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=cmd_eval)
 

@@ -46,7 +46,8 @@ def cmd_index(args: argparse.Namespace) -> int:
             max_concurrency=args.max_concurrency,
             max_retries=args.llm_retries,
         )
-    embeddings = make_embeddings(args.embeddings)
+    # --update keeps the index's own model (checked once the index is loaded); a new build defaults to local
+    embeddings = None if args.update else make_embeddings(args.embeddings or "local")
 
     from kg_rag.store import open_store
 
@@ -64,6 +65,8 @@ def _index_locked(args, store, embeddings, extractor, progress) -> int:
     old = _load_existing(store, required=args.update)
     if args.update and old is None:
         raise CLIError(f"{out}: --update needs an existing index there")
+    if embeddings is None:
+        embeddings = _index_embeddings(args.embeddings, old, out)
     if args.docs:  # documents carry content hashes: unchanged ones are kept from the old index, not redone
         kg = old.kg if old is not None else KnowledgeGraph()
         report = old.report if old is not None else IngestReport()
@@ -179,12 +182,10 @@ def _print_documents(store, as_json: bool) -> int:
 def cmd_delete(args: argparse.Namespace) -> int:
     """Remove documents and everything they contributed; older generations no reader holds are removed too,
     so the deleted text is gone from disk (not only from the current generation)."""
-    from kg_rag.langchain.embeddings import make_embeddings
-
     store = existing_store(args.index)
-    embeddings = make_embeddings(args.embeddings)
     with store.writing(args.wait):
         index = store.load()
+        embeddings = _index_embeddings(args.embeddings, index, args.index)
         known = set(index.kg.documents())
         missing = [d for d in dict.fromkeys(args.doc) if d not in known]
         if missing:
@@ -224,27 +225,37 @@ def cmd_copy(args: argparse.Namespace) -> int:
 
 def cmd_retype(args: argparse.Namespace) -> int:
     """Re-derive relation types (and ids) from the stored predicates; only changed texts are re-embedded."""
-    from kg_rag.langchain.embeddings import make_embeddings
     from kg_rag.model.relation_types import RelationTyper
 
     store = existing_store(args.index)
-    embeddings = make_embeddings(args.embeddings)
     with store.writing(args.wait):
         index = store.load()
+        embeddings = _index_embeddings(args.embeddings, index, args.index)
         before = _typed_share(index.kg.stats()["relation_types"])
         counts = index.kg.retype(RelationTyper(min_support=args.min_support))
         cache = index.cache()
         index = index.refresh(embeddings)
         store.save(index)
+    fresh = len(index.cache().keys() - cache.keys())
     stats = index.kg.stats()
     after = _typed_share(stats["relation_types"])
     vocabulary = len([t for t in stats["relation_types"] if t != "RELATED"])
     print(
         f"retyped {counts['retyped']} relations, merged {counts['merged']} variants; "
         f"typed {100 * before:.1f}% -> {100 * after:.1f}%, {vocabulary} types besides RELATED; "
-        f"{len(index.cache()) - len(cache) if len(index.cache()) > len(cache) else 0} new embeddings"
+        f"{fresh} texts embedded"
     )
     return 0
+
+
+def _index_embeddings(spec: str | None, index, where: str) -> object:
+    """The index's own embedding model (or ``--embeddings`` when it names the same one): editing an index must
+    not silently re-embed it with another model."""
+    from kg_rag.langchain.embeddings import embeddings_for_index, require_index_model
+
+    embeddings = embeddings_for_index(spec, index.embedding_model, where)
+    require_index_model(embeddings, index.embedding_model, where)
+    return embeddings
 
 
 def _typed_share(types: dict[str, int]) -> float:
@@ -270,7 +281,11 @@ def add_parsers(sub) -> None:
         action="store_true",
         help="with --docs: chunk and embed only, no LLM extraction (dense/BM25 baselines)",
     )
-    p.add_argument("--embeddings", default="local", help="local (default) | openai[:MODEL] | fake[:DIM] | module:attr")
+    p.add_argument(
+        "--embeddings",
+        default=None,
+        help="local (default) | openai[:MODEL] | fake[:DIM] | module:attr; --update uses the index's own model",
+    )
     p.add_argument("--no-type-prefix", action="store_true", help="embed entities without their [TYPE]")
     p.add_argument("--synonym-threshold", type=float, default=None, help="link entities with cosine >= this")
     p.add_argument("--chat-model", default=None, help="chat model name (default: $KG_RAG_CHAT_MODEL)")
@@ -310,7 +325,7 @@ def add_parsers(sub) -> None:
         "--doc", action="append", required=True, help="document id as `kg-rag stats IDX --docs` lists it (repeatable)"
     )
     p.add_argument("--wait", type=float, default=None, help="seconds to wait for another writer (default 60)")
-    p.add_argument("--embeddings", default="local", help="the embeddings the index was built with")
+    p.add_argument("--embeddings", default=None, help="the index's embedding model (default: the one it records)")
     p.set_defaults(func=cmd_delete)
 
     p = sub.add_parser("copy", help="copy an index between a directory and PostgreSQL (either way)")
@@ -323,6 +338,6 @@ def add_parsers(sub) -> None:
     p = sub.add_parser("retype", help="re-type relations from their predicates (no re-embedding of unchanged text)")
     p.add_argument("index", help="index directory")
     p.add_argument("--min-support", type=int, default=3, help="relations a type needs before it is kept (3)")
-    p.add_argument("--embeddings", default="local", help="the embeddings the index was built with")
+    p.add_argument("--embeddings", default=None, help="the index's embedding model (default: the one it records)")
     p.add_argument("--wait", type=float, default=None, help="seconds to wait for another writer (default 60)")
     p.set_defaults(func=cmd_retype)

@@ -19,7 +19,8 @@ def cmd_query(args: argparse.Namespace) -> int:
 
     validate_query(args.question)  # before loading anything
     get_preset(args.preset)
-    retriever = EntityBasedKGRAG.from_index(args.index, make_embeddings(args.embeddings), preset=args.preset)
+    embeddings = make_embeddings(args.embeddings) if args.embeddings else None  # None: the index's own model
+    retriever = EntityBasedKGRAG.from_index(args.index, embeddings, preset=args.preset)
     overrides: dict[str, Any] = {}
     for name in ("max_hops", "k", "direction", "strategy", "max_context_tokens"):
         value = getattr(args, name)
@@ -77,7 +78,7 @@ def add_parsers(sub) -> None:
     p.add_argument("question", help="the question")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--preset", default="default", help="named retrieval settings: default | seed003")
-    p.add_argument("--embeddings", default="local", help="the embeddings the index was built with")
+    p.add_argument("--embeddings", default=None, help="query embeddings (default: the model the index records)")
     p.add_argument("--edge-types", action="append", help="only traverse these relation types (comma-separated)")
     p.add_argument("--exclude-edge-types", action="append", help="never traverse these relation types")
     p.add_argument(

@@ -55,6 +55,10 @@ class EmbeddingCache:
     def __len__(self) -> int:
         return len(self._vectors)
 
+    def keys(self) -> set[str]:
+        """The content hashes held (to count what an edit had to embed)."""
+        return set(self._vectors)
+
     def add(self, hashes: Sequence[str], vectors: np.ndarray) -> None:
         for h, v in zip(hashes, vectors):
             self._vectors[h] = v

@@ -12,8 +12,16 @@ import os
 from typing import Any
 
 from kg_rag.errors import ConfigurationError
+from kg_rag.index.embeddings import LOCAL_MODEL_NAME, model_id
 
-LOCAL_MODEL_NAME = "all-MiniLM-L6-v2"
+__all__ = [
+    "LOCAL_MODEL_NAME",
+    "embeddings_for_index",
+    "local_embeddings",
+    "make_embeddings",
+    "require_index_model",
+    "spec_for_model",
+]
 
 
 def local_embeddings(batch_size: int = 64) -> Any:
@@ -83,3 +91,38 @@ def make_embeddings(spec: str = "local") -> Any:
             raise ConfigurationError(f"{spec!r} is not a LangChain Embeddings (needs embed_documents/embed_query)")
         return obj
     raise ConfigurationError(f"unknown embeddings {spec!r}: use local, openai[:MODEL], fake[:DIM] or module:attr")
+
+
+def spec_for_model(label: str) -> str | None:
+    """The ``--embeddings`` spec that rebuilds the model an index records, or None when only the user knows it
+    (a ``module:attr`` model)."""
+    if label == f"sentence-transformers/{LOCAL_MODEL_NAME}":
+        return "local"
+    kind, _, arg = label.partition(":")
+    if kind == "DeterministicFakeEmbedding" and arg.isdigit():
+        return f"fake:{arg}"
+    if kind == "OpenAIEmbeddings" and arg:
+        return f"openai:{arg}"
+    return None
+
+
+def embeddings_for_index(spec: str | None, stored: str, where: str) -> Any:
+    """Embeddings for work on an existing index: ``spec`` when given, else the model the index was built with,
+    so a user never has to repeat ``--embeddings`` (and never silently mixes two models)."""
+    if spec is None:
+        if not stored:
+            return local_embeddings()  # an index that predates the recorded model name
+        spec = spec_for_model(stored)
+        if spec is None:
+            raise ConfigurationError(f"{where} was embedded with {stored}: name it with --embeddings module:attr")
+    return make_embeddings(spec)
+
+
+def require_index_model(embeddings: Any, stored: str, where: str) -> None:
+    """Refuse to edit an index with another embedding model: every vector would be silently recomputed."""
+    built = model_id(embeddings)
+    if stored and built != stored:
+        raise ConfigurationError(
+            f"{where} was embedded with {stored}, not {built}: omit --embeddings to use the index's model "
+            "(rebuild without --update to change models)"
+        )

@@ -103,14 +103,14 @@ class EntityBasedKGRAG(BaseRetriever):
         cls, location: str | Path, embeddings: Any | None = None, *, preset: str | None = None, **kwargs: Any
     ) -> EntityBasedKGRAG:
         """Open an index (a directory or a ``postgresql://`` URI) for queries. ``embeddings`` defaults to the
-        local MiniLM model (the ``local`` extra)."""
+        model the index records (``local`` MiniLM, ``fake:DIM`` or ``openai:MODEL``)."""
         from kg_rag.store import open_store
 
         backend = open_store(location).backend()
         if embeddings is None:
-            from kg_rag.langchain.embeddings import local_embeddings
+            from kg_rag.langchain.embeddings import embeddings_for_index
 
-            embeddings = local_embeddings()
+            embeddings = embeddings_for_index(None, backend.info().embedding_model, str(location))
         return cls(backend=backend, embeddings=embeddings, preset=preset, **kwargs)
 
     @classmethod
