@@ -206,3 +206,22 @@ def test_graph_connection_f1_counts_bridges_joining_retrieved_chunks(small_eval)
     known = set(kg.graph.nodes)
     assert connection_f1(mentions, texts, known, ["p0", "p1"], ["Henrik Ibsen"]) == 1.0  # both mention the bridge
     assert connection_f1(mentions, texts, known, ["p0", "p2"], ["Henrik Ibsen"]) == 0.0
+
+
+def test_an_answer_in_a_relationship_row_counts_as_in_the_graph_half():
+    """Answer normalisation deletes punctuation, so the table's "|" must not glue cells into one word."""
+    from types import SimpleNamespace
+
+    from kg_rag.eval.runner import graph_context_metrics
+
+    text = (
+        "-----Relationships-----\nid|source|target|description|relation_type|weight|rank\n"
+        "0|Madonna|Andrew Morton|written by|WRITTEN_BY|1|21\n"
+        "-----Entities-----\nid|entity|type|description|rank\n0|Oslo|ENTITY||1.0\n"
+        "-----Sources-----\n[1] chunk=c doc=d\n| Bergen is in Norway."
+    )
+    formatted = SimpleNamespace(relations=["r0"], paths=[], text=text, tokens=40)
+    result = SimpleNamespace(relations=[SimpleNamespace(relation_id="r0", relation_type="WRITTEN_BY")], paths=[])
+    assert graph_context_metrics(result, formatted, {"r0"}, ["Andrew Morton"])["answer_in_graph_context"] == 1.0
+    for elsewhere in ("Oslo", "Bergen"):  # the Entities and Sources sections are not the graph half
+        assert graph_context_metrics(result, formatted, {"r0"}, [elsewhere])["answer_in_graph_context"] == 0.0

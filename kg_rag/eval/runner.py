@@ -85,8 +85,10 @@ def graph_context_metrics(result: Any, formatted: Any, gold: set[str], answers: 
     types = {r.relation_id: r.relation_type for r in result.relations}
     shown_paths = [result.paths[i] for i in formatted.paths if result.paths[i].steps]
     reached = set(rows) | {s.relation_id for pa in shown_paths for s in pa.steps}
-    graph_lines = [line for line in formatted.text.split("\n-----Entities-----")[0].split("\n-----Sources-----")[0]]
-    graph_text = "".join(graph_lines)
+    graph_text = formatted.text.split("\n-----Entities-----")[0].split("\n-----Sources-----")[0]
+    # table cells are delimited by "|", which answer normalisation deletes: "|Madonna|Andrew Morton|" would
+    # read "madonnaandrew mortonwritten", so cells are split apart before matching
+    graph_text = graph_text.replace("|", " ")
     out = {
         "answer_in_graph_context": float(answer_in_text(answers, graph_text)) if answers else math.nan,
         "context_relation_rows": float(len(rows)),
