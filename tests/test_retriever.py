@@ -227,3 +227,16 @@ def test_a_path_follows_a_chain_of_the_asked_for_relation(demo_index, bow_embedd
     assert all(len(c) <= 2 for c in chains)
     longer = retriever.retrieve("Who does Lars Eriksen ultimately report to?", max_hops=3)
     assert [s.target for s in longer.paths[0].steps] == ["priya nair", "daniel okafor", "maria chen"]
+
+
+def test_from_index_uses_the_model_the_index_records(tmp_path):
+    """Opening a saved index without naming embeddings queries with the model it was built with."""
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    from kg_rag import save_index
+    from kg_rag.demo import demo_graph
+
+    save_index(build_index(demo_graph(), DeterministicFakeEmbedding(size=16)), tmp_path / "idx")
+    retriever = EntityBasedKGRAG.from_index(tmp_path / "idx")
+    assert isinstance(retriever.embeddings, DeterministicFakeEmbedding) and retriever.embeddings.size == 16
+    assert retriever.invoke("Who does Lars Eriksen report to?")
