@@ -287,5 +287,7 @@ def test_editing_an_index_keeps_its_embedding_model(tmp_path, capsys):
     assert code == 0 and "removed 1 documents" in out
     code, out, err = run(capsys, "query", idx, "Who does Lars Eriksen report to?", "--no-answer")
     assert code == 0 and "REPORTS_TO" in out and "embedded with" not in err
+    code, out, _ = run(capsys, "index", "--extractions", str(DEMO_CORPUS), "--out", idx, "-q")  # a rebuild
+    assert code == 0
     code, out, _ = run(capsys, "stats", idx, "--json")
     assert json.loads(out)["embedding_model"] == "DeterministicFakeEmbedding:16"

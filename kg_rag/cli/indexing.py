@@ -46,8 +46,9 @@ def cmd_index(args: argparse.Namespace) -> int:
             max_concurrency=args.max_concurrency,
             max_retries=args.llm_retries,
         )
-    # --update keeps the index's own model (checked once the index is loaded); a new build defaults to local
-    embeddings = None if args.update else make_embeddings(args.embeddings or "local")
+    # an index already there keeps its own model unless another is named (--update: must be the same one);
+    # that is decided once it is loaded, under the writer lock. A new index defaults to local.
+    embeddings = make_embeddings(args.embeddings) if args.embeddings and not args.update else None
 
     from kg_rag.store import open_store
 
@@ -59,6 +60,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 def _index_locked(args, store, embeddings, extractor, progress) -> int:
     from kg_rag.index.build import build_index
     from kg_rag.ingest.report import IngestReport
+    from kg_rag.langchain.embeddings import make_embeddings
     from kg_rag.model.graph import KnowledgeGraph
 
     out = args.out
@@ -66,7 +68,7 @@ def _index_locked(args, store, embeddings, extractor, progress) -> int:
     if args.update and old is None:
         raise CLIError(f"{out}: --update needs an existing index there")
     if embeddings is None:
-        embeddings = _index_embeddings(args.embeddings, old, out)
+        embeddings = _index_embeddings(args.embeddings, old, out) if old is not None else make_embeddings("local")
     if args.docs:  # documents carry content hashes: unchanged ones are kept from the old index, not redone
         kg = old.kg if old is not None else KnowledgeGraph()
         report = old.report if old is not None else IngestReport()
@@ -284,7 +286,8 @@ def add_parsers(sub) -> None:
     p.add_argument(
         "--embeddings",
         default=None,
-        help="local (default) | openai[:MODEL] | fake[:DIM] | module:attr; --update uses the index's own model",
+        help="local | openai[:MODEL] | fake[:DIM] | module:attr (default: the model of the index already at --out, "
+        "else local)",
     )
     p.add_argument("--no-type-prefix", action="store_true", help="embed entities without their [TYPE]")
     p.add_argument("--synonym-threshold", type=float, default=None, help="link entities with cosine >= this")
