@@ -32,11 +32,22 @@ def stats_payload(stats: dict[str, Any]) -> dict[str, Any]:
     payload["communities"] = stats.get("communities")
     payload["stale_communities"] = stats.get("stale_communities")
     types = dict(sorted((payload["relation_types"] or {}).items(), key=lambda kv: (-kv[1], kv[0])))
-    total = sum(types.values())
     payload["relation_types"] = types
-    payload["typed_share"] = round(1.0 - types.get("RELATED", 0) / total, 4) if total else None
-    payload["type_vocabulary"] = len([t for t in types if t != "RELATED"])
+    share = typed_share(types)
+    payload["typed_share"] = round(share, 4) if share is not None else None
+    payload["type_vocabulary"] = type_vocabulary(types)
     return payload
+
+
+def typed_share(types: dict[str, int]) -> float | None:
+    """Share of relations whose type is not ``RELATED`` (None for an index without relations)."""
+    total = sum(types.values())
+    return 1.0 - types.get("RELATED", 0) / total if total else None
+
+
+def type_vocabulary(types: dict[str, int]) -> int:
+    """Relation types besides ``RELATED``: what a user can pick with ``--edge-types``."""
+    return len([t for t in types if t != "RELATED"])
 
 
 def split_list(values: list[str] | None) -> list[str] | None:

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from kg_rag.cli.common import CLIError, existing_store, logger, stats_payload
+from kg_rag.cli.common import CLIError, existing_store, logger, stats_payload, type_vocabulary, typed_share
 from kg_rag.errors import KGRagError
 
 
@@ -125,10 +125,9 @@ def _index_locked(args, store, embeddings, extractor, progress) -> int:
         link_synonyms(index, args.synonym_threshold)
     store.save(index)
     stats = index.stats()
-    vocabulary = len([t for t in stats["relation_types"] if t != "RELATED"])
     print(
         f"indexed {stats['chunks']} chunks, {stats['entities']} entities, {stats['relations']} relations "
-        f"({vocabulary} types besides RELATED) into {out}"
+        f"({type_vocabulary(stats['relation_types'])} types besides RELATED) into {out}"
     )
     if report.skipped:
         print("skipped: " + ", ".join(f"{k}={v}" for k, v in sorted(report.skipped.items())))
@@ -233,15 +232,15 @@ def cmd_retype(args: argparse.Namespace) -> int:
     with store.writing(args.wait):
         index = store.load()
         embeddings = _index_embeddings(args.embeddings, index, args.index)
-        before = _typed_share(index.kg.stats()["relation_types"])
+        before = typed_share(index.kg.stats()["relation_types"]) or 0.0
         counts = index.kg.retype(RelationTyper(min_support=args.min_support))
         cache = index.cache()
         index = index.refresh(embeddings)
         store.save(index)
     fresh = len(index.cache().keys() - cache.keys())
     stats = index.kg.stats()
-    after = _typed_share(stats["relation_types"])
-    vocabulary = len([t for t in stats["relation_types"] if t != "RELATED"])
+    after = typed_share(stats["relation_types"]) or 0.0
+    vocabulary = type_vocabulary(stats["relation_types"])
     print(
         f"retyped {counts['retyped']} relations, merged {counts['merged']} variants; "
         f"typed {100 * before:.1f}% -> {100 * after:.1f}%, {vocabulary} types besides RELATED; "
@@ -258,11 +257,6 @@ def _index_embeddings(spec: str | None, index, where: str) -> object:
     embeddings = embeddings_for_index(spec, index.embedding_model, where)
     require_index_model(embeddings, index.embedding_model, where)
     return embeddings
-
-
-def _typed_share(types: dict[str, int]) -> float:
-    total = sum(types.values())
-    return 1.0 - types.get("RELATED", 0) / total if total else 0.0
 
 
 def add_parsers(sub) -> None:

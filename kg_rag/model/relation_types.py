@@ -62,6 +62,7 @@ _LATER_PARTICIPLES = frozenset(
     """sung rung swung dug shaken woken forbidden bitten slain withdrawn cast fed bred fled shed lit hurt split
     spread shut bent lent burnt learnt""".split()
 )
+_ALL_IRREGULAR = _IRREGULAR_PARTICIPLES | _LATER_PARTICIPLES
 _PARTICIPLE_PREFIXES = ("co-", "re-", "over", "under", "re", "co", "out", "up", "mis", "with", "fore", "broad")
 
 
@@ -83,16 +84,12 @@ def _participle(word: str) -> bool:
     return word.endswith(("ed", "ing")) or word in _IRREGULAR_PARTICIPLES
 
 
-def _participle_stem(word: str) -> bool:
-    return word in _IRREGULAR_PARTICIPLES or word in _LATER_PARTICIPLES
-
-
 def _passive_participle(word: str) -> bool:
     """``written``, ``overthrown``, ``co-written``, ``broadcast``: a verb form that can head a passive. (Wider
     than :func:`_participle`, which shapes relation keys and so must not change under existing indexes.)"""
     if _participle(word) or word in _LATER_PARTICIPLES:
         return True
-    return any(word.startswith(p) and _participle_stem(word[len(p) :]) for p in _PARTICIPLE_PREFIXES)
+    return any(word.startswith(p) and word[len(p) :] in _ALL_IRREGULAR for p in _PARTICIPLE_PREFIXES)
 
 
 @dataclass(frozen=True)

@@ -313,7 +313,7 @@ def relation_paths(
 
     for a in dict.fromkeys(int(x) for x in anchors):
         walk(a, [], {a}, np.inf, a)
-    asked = chosen.asked[strong] if chosen.asked is not None else np.zeros(len(strong), dtype=bool)
+    asked = asked_all[strong]
     found.sort(  # paths with the relations the question asks for first, then the surest, then the longest
         key=lambda item: (
             -sum(bool(asked[i]) for i, _ in item[1]),
@@ -324,7 +324,7 @@ def relation_paths(
     )
     chosen_paths, seen_edges = [], set()
     for weakest, steps, start in found:
-        key = tuple(sorted(int(edges.ids[i]) for i, _ in steps))
+        key = frozenset(int(edges.ids[i]) for i, _ in steps)  # a path never repeats a relation
         if key in seen_edges:
             continue  # the same relations walked from the other end
         seen_edges.add(key)
