@@ -240,3 +240,28 @@ def test_from_index_uses_the_model_the_index_records(tmp_path):
     retriever = EntityBasedKGRAG.from_index(tmp_path / "idx")
     assert isinstance(retriever.embeddings, DeterministicFakeEmbedding) and retriever.embeddings.size == 16
     assert retriever.invoke("Who does Lars Eriksen report to?")
+
+
+def test_every_path_shown_adds_a_relation(bow_embeddings):
+    """A question naming both the book and its subject: paths from "biography" walk through Madonna to each
+    fact that the paths from Madonna already show. Only paths that add a relation are worth their tokens."""
+    kg = KnowledgeGraph()
+    kg.add_chunk(Chunk("c0", "Madonna is a biography written by Andrew Morton, released by St Martins in 2001", "d0"))
+    kg.add_relation("Madonna", "biography", "IS_A", chunk_id="c0")
+    kg.add_relation("Madonna", "Andrew Morton", "WRITTEN_BY", chunk_id="c0")
+    kg.add_relation("Madonna", "St Martins", "RELEASED_BY", chunk_id="c0")
+    kg.add_relation("Madonna", "2001", "RELEASED_IN", chunk_id="c0")
+    retriever = EntityBasedKGRAG.from_graph(kg, bow_embeddings, params=QueryParams(top_k_chunks=1))
+    result = retriever.retrieve("Who wrote the Madonna biography, and who released it?")
+    assert len(result.paths) >= 2
+    shown: set[str] = set()
+    for path in result.paths:
+        rels = {s.relation_id for s in path.steps}
+        assert not rels <= shown, [(s.source, s.relation_type, s.target) for s in path.steps]
+        shown |= rels
+    assert {s.relation_type for p in result.paths for s in p.steps} == {
+        "IS_A",
+        "WRITTEN_BY",
+        "RELEASED_BY",
+        "RELEASED_IN",
+    }

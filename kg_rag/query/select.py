@@ -279,7 +279,7 @@ def relation_paths(
     to" is answered by ``REPORTS_TO`` after ``REPORTS_TO``, whose later steps are stated by lower-ranked chunks.
 
     A path walks an edge forwards or — when the query's direction allows — backwards, and is scored by its
-    weakest step; the same relations walked from the other end are shown once.
+    weakest step; a path is shown only when it adds a relation the paths before it did not show.
     """
     if p.max_paths == 0 or p.max_hops == 0 or not len(chosen) or not anchors:
         return [], {}
@@ -322,12 +322,12 @@ def relation_paths(
             [int(edges.ids[i]) for i, _ in item[1]],
         )
     )
-    chosen_paths, seen_edges = [], set()
+    chosen_paths, shown = [], set()
     for weakest, steps, start in found:
-        key = frozenset(int(edges.ids[i]) for i, _ in steps)  # a path never repeats a relation
-        if key in seen_edges:
-            continue  # the same relations walked from the other end
-        seen_edges.add(key)
+        rels = {int(edges.ids[i]) for i, _ in steps}
+        if rels <= shown:
+            continue  # adds no relation to the paths already shown (e.g. the same ones walked from the other end)
+        shown |= rels
         chosen_paths.append((weakest, steps, start))
         if len(chosen_paths) >= p.max_paths:
             break
