@@ -63,3 +63,20 @@ def test_link_specificity_decays_for_common_entities(bow_embeddings):
     spec = link_specificity(counts, 5.0)
     assert spec[0] == 1.0
     assert np.isclose(spec[1], 5.0 / 11.0)
+
+
+def test_chains_link_through_the_bridge_not_through_what_the_question_names(bow_embeddings):
+    """A passage that only shares the question's own entity with the best passage adds no hop: chains link
+    onward through what the picked passage adds (the author), not through what the question names."""
+    kg = bridge_graph()
+    kg.add_chunk(Chunk("aside", "Reviews were mixed when it opened.", "aside"))
+    kg.add_entity("Brandon play", None, chunk_id="aside")
+    default = EntityBasedKGRAG.from_graph(kg, bow_embeddings)
+    linked = EntityBasedKGRAG(
+        index=default.index, embeddings=bow_embeddings, params=QueryParams(strategy=Chain(link_named=True))
+    )
+    default_ids = [d.metadata["chunk_id"] for d in default.invoke(QUESTION, k=5)]
+    linked_ids = [d.metadata["chunk_id"] for d in linked.invoke(QUESTION, k=5)]
+    assert default_ids[:2] == ["first", "bridge"]
+    assert linked_ids.index("aside") < linked_ids.index("distractor1")  # linked through "Brandon play"
+    assert default_ids.index("aside") > default_ids.index("distractor1")

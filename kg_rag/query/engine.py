@@ -137,7 +137,9 @@ def _run(view: QueryBackend, q: np.ndarray, query_text: str, p: QueryParams) -> 
     candidates = ws.candidates(p.candidates)
     t_expand = time.perf_counter()
 
-    out = strategy.score(StrategyInput(ws, seeds.weights, expansion, candidates, dict(seeds.similarity)))
+    out = strategy.score(
+        StrategyInput(ws, seeds.weights, expansion, candidates, dict(seeds.similarity), frozenset(seeds.named))
+    )
     ranked = [int(x) for x in out.chunks[: p.top_k_chunks]]
     scores = [float(x) for x in out.scores[: p.top_k_chunks]]
     graph = [float(x) for x in out.graph_scores[: p.top_k_chunks]]

@@ -32,6 +32,8 @@ class StrategyInput:
     """Local positions (in ``ws.chunks``) of the candidate chunks (best by dense similarity and BM25)."""
     node_similarity: dict[int, float] = field(default_factory=dict)
     """Entity handle -> cosine similarity to the query, for the seeds and the reached entities."""
+    named: frozenset[int] = frozenset()
+    """The entities the question names (or the caller included): what it is about, not what it asks."""
 
 
 @dataclass

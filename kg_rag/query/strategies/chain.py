@@ -78,7 +78,10 @@ class Chain(Strategy):
     permitted direction) and gives those chunks a boost of ``weight`` x the picked chunk's query relevance. A
     chunk's score is its own relevance plus its best boost, so the second passage of a multi-hop answer —
     about the bridge entity, unlike the question — can follow the first. Query entities (seeds) add
-    ``seed_weight`` to the chunks that mention them. A chain is at most ``max_hops`` links long. Under type or
+    ``seed_weight`` to the chunks that mention them. A chain links onward only through what a picked chunk
+    adds to the question: never through an entity the question names (unless ``link_named``), since the
+    passages about that entity already rank by their relevance and the seed boost, while the next hop is
+    about the bridge. A chain is at most ``max_hops`` links long. Under type or
     direction filters a chain walks relations: a picked chunk links onward only through the ends of the
     allowed relations it states (their targets for ``out``, their sources for ``in``), to chunks that state an
     allowed relation continuing from there; excluded entities never link.
@@ -94,6 +97,8 @@ class Chain(Strategy):
     """Extra score for chunks mentioning query-matched entities (times the best relevance)."""
     edge_weight: float = 0.0
     """Also link through one allowed relation edge, at this strength (0 = shared mentions only)."""
+    link_named: bool = False
+    """Also link through the entities the question names (measured worse: evaluation/README.md)."""
 
     def check(self) -> list[str]:
         problems = super().check()
@@ -122,6 +127,8 @@ class Chain(Strategy):
         top_relevance = max(float(np.max(ws.relevance(cand))) if cand.size else 0.0, 0.0)
 
         walk_filtered = filtered_walk(ws)
+        named = s.named if not self.link_named else frozenset()
+        unlinked = np.fromiter(named, dtype=I64, count=len(named)) if named else None
 
         # seed boost: chunks mentioning query entities (under filters: stating an allowed relation of theirs)
         seed_boost: dict[int, float] = {}
@@ -143,6 +150,8 @@ class Chain(Strategy):
             """Local chunk position -> link strength from the chunk at position ``t``."""
             handle = int(space.ids[t])
             ents = walk_entities(ws, handle)
+            if unlinked is not None:
+                ents = ents[~np.isin(ents, unlinked)]
             if ents.size == 0:
                 return {}
             u = dict(zip(ents.tolist(), spec(ents).tolist()))
