@@ -265,3 +265,24 @@ def test_every_path_shown_adds_a_relation(bow_embeddings):
         "RELEASED_BY",
         "RELEASED_IN",
     }
+
+
+def test_a_documents_graph_context_does_not_repeat_its_paths_steps(bow_embeddings, demo_index):
+    """Each document lists the paths that reach it, then the other relations it states: a step of a listed
+    path is not listed again as its own line."""
+    from kg_rag.context import render_edge, render_path
+
+    r = EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings, k=3)
+    result = r.retrieve("Who does Lars Eriksen ultimately report to?")
+    docs = r.to_documents(result)
+    long_paths = [pa for pa in result.paths if len(pa.steps) > 1]
+    assert long_paths, "the question should give a multi-step path"
+    checked = 0
+    for doc in docs:
+        lines = doc.metadata["graph_context"].split("\n")
+        for pa in long_paths:
+            if render_path(result.names, pa) in lines:
+                for s in pa.steps:
+                    checked += 1
+                    assert render_edge(result.names[s.source], s.relation_type, result.names[s.target]) not in lines
+    assert checked

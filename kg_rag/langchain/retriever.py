@@ -20,7 +20,7 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from kg_rag.context import format_context, render_edge
+from kg_rag.context import format_context, render_edge, render_path
 from kg_rag.index.build import GraphIndex, build_index
 from kg_rag.index.embeddings import model_id
 from kg_rag.model.graph import KnowledgeGraph
@@ -205,6 +205,7 @@ class EntityBasedKGRAG(BaseRetriever):
         rendered paths that reach the chunk and (``include_edges``) the relations touching it."""
         include = self.params.include_edges if include_edges is None else include_edges
         matched = {e.key: e for e in result.entities}
+        steps_of = {render_path(result.names, pa): {s.relation_id for s in pa.steps} for pa in result.paths}
         docs = []
         for c in result.chunks:
             meta: dict[str, Any] = {
@@ -220,8 +221,11 @@ class EntityBasedKGRAG(BaseRetriever):
                 ],
                 "paths": list(c.paths),
             }
+            on_paths = {rid for text in c.paths for rid in steps_of.get(text, ())}  # a path already shows them
             relation_lines = [
-                render_edge(r.source, r.relation_type, r.target) for r in result.relations if c.id in r.chunk_ids
+                render_edge(r.source, r.relation_type, r.target)
+                for r in result.relations
+                if c.id in r.chunk_ids and r.relation_id not in on_paths
             ]
             meta["graph_context"] = "\n".join(dict.fromkeys([*c.paths, *relation_lines])) or "(no graph paths)"
             if include:
