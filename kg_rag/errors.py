@@ -22,6 +22,10 @@ class IndexFormatError(KGRagError, ValueError):
         super().__init__(f"{self.path}: {reason}")
 
 
+class IndexNotFoundError(KGRagError, ValueError):
+    """There is no kg-rag index at a location (an empty database, or a mistyped ``kg_schema``)."""
+
+
 class ConfigurationError(KGRagError, ValueError):
     """Something the user must configure is missing (a chat model, an optional extra, ...)."""
 

@@ -97,7 +97,11 @@ def test_query_on_an_empty_index_says_so(tmp_path, capsys):
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "empty.txt").write_text("   \n")
     argv = ["index", "--docs", str(tmp_path / "docs"), "--no-extract", "--out", str(tmp_path / "idx")]
+    assert main([*argv, "--embeddings", "fake:16", "-q"]) == 2  # no document: nothing to build
+    assert "no document could be read from the input (1 items skipped); nothing was written" in capsys.readouterr().err
+    (tmp_path / "docs" / "one.txt").write_text("One line of text.")
     assert main([*argv, "--embeddings", "fake:16", "-q"]) == 0
+    assert main(["delete", str(tmp_path / "idx"), "--doc", "docs/one.txt"]) == 0  # every document deleted: empty index
     capsys.readouterr()
     code = main(["query", str(tmp_path / "idx"), "who?", "--embeddings", "fake:16"])
     out, err = capsys.readouterr()
@@ -130,3 +134,98 @@ def test_stats_into_a_closed_pipe_is_quiet(tmp_path):
         )
         > 1 << 17
     )
+
+
+def test_counts_are_checked_by_the_flag_name(tmp_path, capsys):
+    for argv, flag in (
+        (["query", str(tmp_path), "who?", "--k", "0"], "--k"),
+        (["query", str(tmp_path), "who?", "--max-hops", "-1"], "--max-hops"),
+        (["eval", "--questions", "q.json", "--index", str(tmp_path), "--limit", "0"], "--limit"),
+        (["stats", str(tmp_path), "--top", "-1"], "--top"),
+    ):
+        with pytest.raises(SystemExit) as exc:
+            main(argv)
+        err = capsys.readouterr().err
+        assert exc.value.code == 2 and f"argument {flag}: must be at least" in err
+
+
+def test_a_rebuild_from_input_that_yields_nothing_leaves_the_index_alone(tmp_path, capsys):
+    docs, bad = tmp_path / "docs", tmp_path / "bad"
+    docs.mkdir()
+    bad.mkdir()
+    for i in range(3):
+        (docs / f"d{i}.txt").write_text(f"Document number {i} about Oslo.")
+    (bad / "blob.txt").write_bytes(b"\x00\x01\x02" * 100)
+    idx = str(tmp_path / "idx")
+    assert main(["index", "--docs", str(docs), "--no-extract", "--embeddings", "fake:16", "--out", idx, "-q"]) == 0
+    capsys.readouterr()
+    assert main(["index", "--docs", str(bad), "--no-extract", "--out", idx, "-q"]) == 2
+    assert f"(1 items skipped); {idx} was not changed" in capsys.readouterr().err
+    assert main(["stats", idx, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["documents"] == 3
+
+
+def test_index_reports_this_runs_skips_and_repairs_unstorable_text(tmp_path, capsys):
+    """Skip counts printed by ``index`` are this run's; an undecodable file name and control characters or
+    lone surrogates in the input are repaired, not fatal after all the work is done."""
+    import os
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Alpha text.")
+    (docs / "blob.txt").write_bytes(b"\x00\x01\x02" * 100)
+    with open(os.path.join(os.fsencode(docs), b"caf\xe9.txt"), "wb") as fh:  # Latin-1 name on a UTF-8 system
+        fh.write(b"Cafe text.")
+    idx = str(tmp_path / "idx")
+    argv = ["index", "--docs", str(docs), "--no-extract", "--embeddings", "fake:16", "--out", idx]
+    assert main(argv) == 0
+    assert "skipped: binary_file=1" in capsys.readouterr().out
+    assert main([*argv[:-4], "--out", idx, "--update"]) == 0
+    assert "skipped: binary_file=1" in capsys.readouterr().out  # not 2: the first run's are not repeated
+    assert main(["stats", idx, "--docs"]) == 0
+    assert "docs/caf\ufffd.txt" in capsys.readouterr().out
+    oie = {
+        "docs": [
+            {"idx": 0, "passage": "Ali\x00ce met B\ud800ob.", "extracted_triples": [["Ali\x00ce", "met", "B\ud800ob"]]}
+        ]
+    }
+    (tmp_path / "oie.json").write_text(json.dumps(oie))
+    assert (
+        main(
+            [
+                "index",
+                "--openie",
+                str(tmp_path / "oie.json"),
+                "--embeddings",
+                "fake:16",
+                "--out",
+                str(tmp_path / "o"),
+                "-q",
+            ]
+        )
+        == 0
+    )
+    assert main(["query", str(tmp_path / "o"), "Alice", "--no-answer"]) == 0
+    out = capsys.readouterr().out
+    assert "Alice" in out and "B\ufffdob" in out
+
+
+def test_edge_type_spellings_and_an_empty_allow_list(tmp_path, capsys, bow_embeddings, demo_index):
+    from kg_rag import EntityBasedKGRAG
+
+    r = EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings)
+    result = r.retrieve("Who does Lars Eriksen report to?", edge_types=["reports to"])
+    assert not result.warnings and {x.relation_type for x in result.relations} == {"REPORTS_TO"}
+    result = r.retrieve("Who does Lars Eriksen report to?", edge_types=[])
+    assert "edge_types is empty: no relation may be walked or shown" in result.warnings and not result.relations
+    assert main(["query", str(tmp_path), "who?", "--edge-types", ","]) == 2
+    assert "--edge-types names no relation type" in capsys.readouterr().err
+
+
+def test_a_query_that_retrieves_nothing_says_why(bow_embeddings, demo_index):
+    from kg_rag import EntityBasedKGRAG
+
+    r = EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings, preset="seed003")
+    result = r.retrieve("zebra quantum marmalade")
+    assert not result.chunks
+    assert "no chunk was retrieved for this query: no entity matched it closely enough" in result.warnings

@@ -245,3 +245,24 @@ def test_bench_on_postgres_serves_from_the_database(pg_server, capsys, tmp_path)
     with open_store(pg_server).connect(autocommit=True) as conn:  # the bench's schema is dropped afterwards
         left = conn.execute("SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'bench_%'").fetchone()[0]
     assert left == 0
+
+
+def test_hostile_strings_are_stored_and_a_mistyped_schema_is_one_line(pg_schema_uri, tmp_path, capsys):
+    """A NUL byte or a lone surrogate in the input (truncated LLM or JavaScript output) is repaired at import,
+    so PostgreSQL stores it; a URI naming a schema with no index is a one-line error, not a traceback."""
+    from kg_rag import EntityBasedKGRAG, IndexNotFoundError
+
+    passage = "Caf\ud800 Alpha is in Beta."
+    oie = {"docs": [{"idx": 0, "passage": passage, "extracted_triples": [["Caf\ud800 Alpha", "is in", "Be\x00ta"]]}]}
+    (tmp_path / "oie.json").write_text(json.dumps(oie))
+    code, out, err = run(
+        capsys, "index", "--openie", str(tmp_path / "oie.json"), "--embeddings", "fake:16", "--out", pg_schema_uri, "-q"
+    )
+    assert code == 0, err
+    code, out, err = run(capsys, "query", pg_schema_uri, "Alpha", "--no-answer")
+    assert code == 0 and "Caf\ufffd Alpha" in out and "Beta" in out and "\x00" not in out
+    missing = pg_schema_uri.rsplit("=", 1)[0] + "=no_such_schema"
+    code, out, err = run(capsys, "query", missing, "Alpha", "--no-answer")
+    assert code == 2 and "no kg-rag index there" in err and "Traceback" not in err
+    with pytest.raises(IndexNotFoundError):
+        EntityBasedKGRAG.from_index(missing)

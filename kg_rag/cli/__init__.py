@@ -1,5 +1,7 @@
-"""The ``kg-rag`` command line: ``index``, ``stats``, ``delete``, ``copy``, ``retype``, ``query``, ``communities``,
-``global``, ``eval``, ``bench``, ``demo``, ``pg``.
+"""kg-rag: build a typed, directed knowledge graph from documents and retrieve through it.
+
+Subcommands: ``index``, ``stats``, ``delete``, ``copy``, ``retype``, ``query``, ``communities``, ``global``,
+``eval``, ``bench``, ``demo``, ``pg``.
 
 Every expected failure (bad path, bad file, missing configuration, a locked index) prints one line to stderr
 and exits with status 2 — no traceback. ``-v`` shows progress logging; ``--debug`` shows tracebacks.

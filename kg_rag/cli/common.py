@@ -54,3 +54,21 @@ def split_list(values: list[str] | None) -> list[str] | None:
     if not values:
         return None
     return [v.strip() for item in values for v in item.split(",") if v.strip()]
+
+
+def count_at_least(low: int):
+    """An argparse type: an integer no smaller than ``low`` (so ``--k 0`` is refused by the flag's name)."""
+
+    def parse(text: str) -> int:
+        import argparse
+
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+
+    parse.__name__ = "count"
+    return parse

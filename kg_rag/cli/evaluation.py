@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from kg_rag.cli.common import CLIError, existing_store
+from kg_rag.cli.common import CLIError, count_at_least, existing_store
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -109,7 +109,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--methods-dir", default="methods", help="folder of method configs (*.json)")
     p.add_argument("--k", default="2,5", help="cut-offs, comma-separated")
     p.add_argument("--out", help="write the results JSON here")
-    p.add_argument("--limit", type=int, default=None, help="only the first N questions")
+    p.add_argument("--limit", type=count_at_least(1), default=None, help="only the first N questions")
     p.add_argument(
         "--dataset",
         choices=["musique", "sec10q"],
@@ -121,9 +121,9 @@ def add_parsers(sub) -> None:
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("bench", help="speed/memory benchmark on a synthetic graph, vs the seed-003 algorithm")
-    p.add_argument("--entities", type=int, default=10_000)
-    p.add_argument("--edges", type=int, default=100_000)
-    p.add_argument("--queries", type=int, default=50)
+    p.add_argument("--entities", type=int, default=10_000, help="entities in the synthetic graph (default: 10000)")
+    p.add_argument("--edges", type=int, default=100_000, help="relations in the synthetic graph (default: 100000)")
+    p.add_argument("--queries", type=int, default=50, help="timed queries (default: 50)")
     p.add_argument("--dim", type=int, default=384, help="embedding dimension of the random vectors")
     p.add_argument("--strategies", default="chain,frequency,path,ppr", help="first one is the reported preset")
     p.add_argument("--seed003-queries", type=int, default=None, help="time the slow reference on fewer queries")
@@ -140,5 +140,5 @@ def add_parsers(sub) -> None:
     )
     p.add_argument("--pg", default=None, help="postgresql:// URI of the server for --store postgres")
     p.add_argument("--out", default=None, help="folder to write one bench-[postgres-]ENTITIES-EDGES.json per size")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_bench)

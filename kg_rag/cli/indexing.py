@@ -7,7 +7,15 @@ import json
 import sys
 from pathlib import Path
 
-from kg_rag.cli.common import CLIError, existing_store, logger, stats_payload, type_vocabulary, typed_share
+from kg_rag.cli.common import (
+    CLIError,
+    count_at_least,
+    existing_store,
+    logger,
+    stats_payload,
+    type_vocabulary,
+    typed_share,
+)
 from kg_rag.errors import KGRagError
 
 
@@ -22,6 +30,15 @@ def _load_existing(store, *, required: bool):
             raise CLIError(f"{store}: the index to update is unreadable ({exc})") from exc
         logger.warning("existing index at %s is unreadable (%s); building from scratch", store, exc)
         return None
+
+
+def _refuse_empty(args, kg, report, skipped_before, old) -> None:
+    """A rebuild from input that yielded no document would replace the index with an empty one: refuse."""
+    if args.update or kg.chunks:
+        return
+    skipped = sum(report.skipped.values()) - sum(skipped_before.values())
+    what = f"{args.out} was not changed" if old is not None else "nothing was written"
+    raise CLIError(f"no document could be read from the input ({skipped} items skipped); {what}")
 
 
 def cmd_index(args: argparse.Namespace) -> int:
@@ -76,6 +93,7 @@ def _index_locked(args, store, embeddings, extractor, progress) -> int:
         kg = old.kg if args.update else KnowledgeGraph()
         report = old.report if args.update else IngestReport()
     usage_before = dict(report.usage)
+    skipped_before = dict(report.skipped)
     changes = None
 
     if args.openie or args.corpus:
@@ -101,6 +119,7 @@ def _index_locked(args, store, embeddings, extractor, progress) -> int:
             sync=not args.update,
             progress=progress,
         )
+        _refuse_empty(args, kg, report, skipped_before, old)
         print(changes.summary())
         for line in changes.failure_lines():
             print(f"  {line}")
@@ -113,6 +132,7 @@ def _index_locked(args, store, embeddings, extractor, progress) -> int:
             print(f"kg-rag: every extraction failed; {out} was not changed", file=sys.stderr)
             return 1
 
+    _refuse_empty(args, kg, report, skipped_before, old)
     cache = old.cache() if old is not None else None
     index = build_index(
         kg, embeddings, type_prefix=not args.no_type_prefix, cache=cache, report=report, progress=progress
@@ -129,8 +149,9 @@ def _index_locked(args, store, embeddings, extractor, progress) -> int:
         f"indexed {stats['chunks']} chunks, {stats['entities']} entities, {stats['relations']} relations "
         f"({type_vocabulary(stats['relation_types'])} types besides RELATED) into {out}"
     )
-    if report.skipped:
-        print("skipped: " + ", ".join(f"{k}={v}" for k, v in sorted(report.skipped.items())))
+    skipped_now = {k: v - skipped_before.get(k, 0) for k, v in report.skipped.items()}
+    if any(skipped_now.values()):  # this run's; `kg-rag stats` shows the index's running totals
+        print("skipped: " + ", ".join(f"{k}={v}" for k, v in sorted(skipped_now.items()) if v))
     if changes is not None and changes.failed:
         print(
             f"kg-rag: extraction failed for {changes.chunks_failed} chunks; re-run the same command to retry them",
@@ -308,16 +329,16 @@ def add_parsers(sub) -> None:
     p.set_defaults(func=cmd_index)
 
     p = sub.add_parser("stats", help="print counts of an index")
-    p.add_argument("index", help="index directory")
+    p.add_argument("index", help="index directory or postgresql:// URI")
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.add_argument("--top", type=int, default=20, help="relation types to list")
+    p.add_argument("--top", type=count_at_least(0), default=20, help="relation types to list")
     p.add_argument("--types", action="store_true", help="list every relation type with its count")
     p.add_argument("--no-verify", action="store_true", help="skip sha256 checks of the files")
     p.add_argument("--docs", action="store_true", help="list document ids (what delete --doc takes)")
     p.set_defaults(func=cmd_stats)
 
     p = sub.add_parser("delete", help="remove documents from an index")
-    p.add_argument("index", help="index directory")
+    p.add_argument("index", help="index directory or postgresql:// URI")
     p.add_argument(
         "--doc", action="append", required=True, help="document id as `kg-rag stats IDX --docs` lists it (repeatable)"
     )
@@ -333,7 +354,7 @@ def add_parsers(sub) -> None:
     p.set_defaults(func=cmd_copy)
 
     p = sub.add_parser("retype", help="re-type relations from their predicates (no re-embedding of unchanged text)")
-    p.add_argument("index", help="index directory")
+    p.add_argument("index", help="index directory or postgresql:// URI")
     p.add_argument("--min-support", type=int, default=3, help="relations a type needs before it is kept (3)")
     p.add_argument("--embeddings", default=None, help="the index's embedding model (default: the one it records)")
     p.add_argument("--wait", type=float, default=None, help="seconds to wait for another writer (default 60)")

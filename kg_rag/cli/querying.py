@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from kg_rag.cli.common import split_list
+from kg_rag.cli.common import CLIError, count_at_least, split_list
 from kg_rag.context import render_path
 
 
@@ -20,7 +20,6 @@ def cmd_query(args: argparse.Namespace) -> int:
     validate_query(args.question)  # before loading anything
     get_preset(args.preset)
     embeddings = make_embeddings(args.embeddings) if args.embeddings else None  # None: the index's own model
-    retriever = EntityBasedKGRAG.from_index(args.index, embeddings, preset=args.preset)
     overrides: dict[str, Any] = {}
     for name in ("max_hops", "k", "direction", "strategy", "max_context_tokens"):
         value = getattr(args, name)
@@ -28,12 +27,15 @@ def cmd_query(args: argparse.Namespace) -> int:
             overrides[name] = value
     if args.edge_types:
         overrides["edge_types"] = split_list(args.edge_types)
+        if not overrides["edge_types"]:  # e.g. an unset shell variable: "--edge-types $T"
+            raise CLIError("--edge-types names no relation type")
     if args.exclude_edge_types:
         overrides["exclude_edge_types"] = split_list(args.exclude_edge_types)
     if args.include_entities:
         overrides["include_entities"] = split_list(args.include_entities)
     if args.exclude_entities:
         overrides["exclude_entities"] = split_list(args.exclude_entities)
+    retriever = EntityBasedKGRAG.from_index(args.index, embeddings, preset=args.preset)
     result = retriever.retrieve(args.question, **overrides)
     if args.json:
         from dataclasses import asdict
@@ -65,16 +67,17 @@ def cmd_query(args: argparse.Namespace) -> int:
         )
         print(f"answer: {answer['answer']}")
         print()
-    print("top chunks:")
+    # diagnostics go to stderr, so stdout (the context and the answer) can be piped on as it is
+    print("top chunks (score; of it the graph's boost; the chunk's dense cosine):", file=sys.stderr)
     for c in result.chunks:
-        print(f"  {c.score:.4f}  {c.id}  (graph {c.graph_score:.4f}, dense {c.dense_score:.4f})")
-    print(f"retrieval {result.timings_ms.get('total', 0):.1f} ms (excluding query embedding)")
+        print(f"  {c.score:.4f}  {c.id}  (graph {c.graph_score:.4f}, dense {c.dense_score:.4f})", file=sys.stderr)
+    print(f"retrieval {result.timings_ms.get('total', 0):.1f} ms (excluding query embedding)", file=sys.stderr)
     return 0
 
 
 def add_parsers(sub) -> None:
     p = sub.add_parser("query", help="retrieve for a question and print the formatted context")
-    p.add_argument("index", help="index directory")
+    p.add_argument("index", help="index directory or postgresql:// URI")
     p.add_argument("question", help="the question")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--preset", default="default", help="named retrieval settings: default | seed003")
@@ -87,10 +90,22 @@ def add_parsers(sub) -> None:
     p.add_argument(
         "--exclude-entities", action="append", help="never show or traverse these entities (comma-separated names)"
     )
-    p.add_argument("--max-hops", type=int, default=None)
-    p.add_argument("--direction", choices=["out", "in", "both"], default=None)
-    p.add_argument("--strategy", default=None, help="frequency | path | ppr")
-    p.add_argument("--k", type=int, default=None, help="chunks to return")
-    p.add_argument("--max-context-tokens", type=int, default=None)
+    p.add_argument(
+        "--max-hops",
+        type=count_at_least(0),
+        default=None,
+        help="longest walk: expansion, chunk chains, paths (default: 2)",
+    )
+    p.add_argument(
+        "--direction",
+        choices=["out", "in", "both"],
+        default=None,
+        help="walk edges source->target (out), target->source (in) or both (default)",
+    )
+    p.add_argument("--strategy", default=None, help="chunk ranking: chain (default) | frequency | path | ppr")
+    p.add_argument("--k", type=count_at_least(1), default=None, help="chunks to return")
+    p.add_argument(
+        "--max-context-tokens", type=count_at_least(1), default=None, help="context budget in tokens (default: 4000)"
+    )
     p.add_argument("--no-answer", action="store_true", help="do not call the chat model even if one is configured")
     p.set_defaults(func=cmd_query)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -66,7 +67,8 @@ def load_documents(
     docs: list[Document] = []
     usable = 0
     for file in files:
-        relative = file.relative_to(base).as_posix()
+        # an undecodable file name (Latin-1 on a UTF-8 system) would carry lone surrogates into the id
+        relative = _path_text(file.relative_to(base).as_posix())
         doc_id = f"{label}/{relative}" if label else relative
         if not _inside(file, resolved_root if root.is_dir() else resolved_root.parent, follow_links, report):
             continue
@@ -100,7 +102,7 @@ def load_documents(
             report.skip("empty_file", example=str(file))
             continue
         docs.append(
-            Document(page_content=text, metadata={"doc_id": doc_id, "source": str(file), "content_hash": digest})
+            Document(page_content=text, metadata={"doc_id": doc_id, "source": _path_text(file), "content_hash": digest})
         )
         usable += 1
     if not files:
@@ -190,7 +192,7 @@ def _load_pdf(file: Path, doc_id: str, raw: bytes, report: IngestReport) -> list
         logger.warning("%s; skipped", exc)
         return []
     docs = [
-        Document(page_content=text, metadata={"doc_id": doc_id, "source": str(file), "page": page})
+        Document(page_content=text, metadata={"doc_id": doc_id, "source": _path_text(file), "page": page})
         for page, text in pages
         if text.strip()
     ]
@@ -220,6 +222,12 @@ def _pdf_pages(file: Path) -> list[tuple[int, str]]:
         except Exception as exc:  # pypdf raises many types on odd pages; one page must not sink the file
             logger.warning("%s: skipping page %d (%s: %s)", file, i + 1, type(exc).__name__, exc)
     return pages
+
+
+def _path_text(path: Path | str) -> str:
+    """A path as text every store can hold: an undecodable file name (Latin-1 bytes on a UTF-8 system) would
+    otherwise carry lone surrogates into ids and sources."""
+    return os.fsencode(str(path)).decode("utf-8", "replace")
 
 
 def chunk_id_for(doc_id: str, index: int, text: str) -> str:

@@ -65,7 +65,7 @@ def import_extraction_file(
             doc_id,
             source=name,
             title=title or None,
-            content_hash=hashlib.sha256(doc["text"].encode("utf-8")).hexdigest(),
+            content_hash=hashlib.sha256(doc["text"].encode("utf-8", "surrogatepass")).hexdigest(),
         )
         chunk = Chunk(doc_id, doc["text"], doc_id, {"title": title, "source": name}, count_tokens(doc["text"]))
         fragment.add_chunk(chunk)

@@ -15,7 +15,7 @@ import sys
 import threading
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import TYPE_CHECKING, Any
 
 import networkx as nx
@@ -44,7 +44,9 @@ from kg_rag.model.schema import (
     SYNONYM,
     canonical_key,
     clean_display_name,
+    clean_text,
     normalise_entity_type,
+    one_line,
     upper_snake,
 )
 
@@ -113,6 +115,8 @@ class KnowledgeGraph:
         """Add or replace a chunk (text, metadata). Replacing keeps its entity incidence."""
         if not chunk.id:
             raise ValueError("chunk id must be a non-empty string")
+        if clean_text(chunk.text) != chunk.text:
+            chunk = replace(chunk, text=clean_text(chunk.text))
         with self.lock:
             self.chunks[chunk.id] = chunk
             self._chunk_entities.setdefault(chunk.id, set())
@@ -159,7 +163,7 @@ class KnowledgeGraph:
                     )
             if chunk_id is not None and doc_id is None and chunk_id in self.chunks:
                 doc_id = self.chunks[chunk_id].doc_id
-            desc = " ".join(str(description).split()) if description else ""
+            desc = one_line(description) if description else ""
             if desc:
                 record = description_record({"text": desc, "chunk_id": chunk_id, "doc_id": doc_id})
                 if record not in attrs["descriptions"]:
@@ -230,16 +234,16 @@ class KnowledgeGraph:
                 doc_id = self.chunks[chunk_id].doc_id
             src = self.add_entity(source, source_type, chunk_id=chunk_id)
             tgt = self.add_entity(target, target_type, chunk_id=chunk_id)
-            pred = " ".join(str(predicate).split()) if predicate else None
+            pred = one_line(predicate) if predicate else None
             rid = relation_id(src, tgt, rtype, pred)
             ev = evidence_record(
                 asdict(
                     Evidence(
                         chunk_id=chunk_id,
                         doc_id=doc_id,
-                        quote=" ".join(evidence.split()) if evidence else None,
+                        quote=one_line(evidence) if evidence else None,
                         confidence=None if confidence is None else float(confidence),
-                        description=" ".join(description.split()) if description else None,
+                        description=one_line(description) if description else None,
                         weight=float(weight),
                     )
                 )

@@ -185,9 +185,26 @@ def canonical_key(name: str) -> str:
     return key or " ".join(text.split())
 
 
+_UNSTORABLE = re.compile("[\x00-\x08\x0e-\x1f\x7f\ud800-\udfff]")
+"""Characters no store keeps as text: NUL and other control characters (tab, newlines and form feeds stay), and
+lone surrogates (from truncated JSON or undecodable file names), which are not valid UTF-8."""
+
+
+def clean_text(text: str) -> str:
+    """Text every store can hold: control characters dropped, each lone surrogate replaced by U+FFFD."""
+    if not _UNSTORABLE.search(text):
+        return text
+    return _UNSTORABLE.sub(lambda m: "\ufffd" if "\ud800" <= m.group() <= "\udfff" else "", text)
+
+
+def one_line(text: str) -> str:
+    """:func:`clean_text` with whitespace (including newlines) collapsed: predicates, quotes, descriptions."""
+    return " ".join(clean_text(str(text)).split())
+
+
 def clean_display_name(name: str) -> str:
     """Display name: NFKC, whitespace (including newlines) collapsed, kept otherwise verbatim."""
-    return " ".join(unicodedata.normalize("NFKC", str(name)).split())
+    return " ".join(unicodedata.normalize("NFKC", clean_text(str(name))).split())
 
 
 def _snake(value: str | None) -> str:

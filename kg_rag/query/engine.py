@@ -17,7 +17,7 @@ import numpy as np
 
 from kg_rag.context.render import render_path
 from kg_rag.index.embeddings import aembed_query, embed_query
-from kg_rag.model.schema import canonical_key
+from kg_rag.model.schema import canonical_key, upper_snake
 from kg_rag.query.history import MAX_QUERY_CHARS, fold_history, validate_query
 from kg_rag.query.params import QueryParams
 from kg_rag.query.relation_match import matching_types, question_relation_words
@@ -112,9 +112,11 @@ def _run(view: QueryBackend, q: np.ndarray, query_text: str, p: QueryParams) -> 
             warnings.append(f"{label}: no entity named {', '.join(map(repr, missing))}")
     known_types = info.relation_types
     for label, types in (("edge_types", p.edge_types or ()), ("exclude_edge_types", p.exclude_edge_types)):
-        unknown = [t for t in types if t.upper() not in known_types and t not in known_types]
+        unknown = [t for t in types if upper_snake(t) not in known_types and t not in known_types]
         if unknown:
             warnings.append(f"{label}: no relation of type {', '.join(map(repr, unknown))} in the index")
+    if p.edge_types is not None and not p.edge_types:
+        warnings.append("edge_types is empty: no relation may be walked or shown")
     edge_filter = EdgeFilter.build(p.edge_types, p.exclude_edge_types, p.direction, p.use_synonyms, excluded.values())
     ws = Workspace(view, q, query_text, p, edge_filter)
     seeds = match_seeds(view, q, query_text, p, edge_filter)
@@ -156,6 +158,11 @@ def _run(view: QueryBackend, q: np.ndarray, query_text: str, p: QueryParams) -> 
                 floor = min(floor, value)
                 scores.append(floor)  # keep the reported scores in the order the chunks come in
                 graph.append(0.0)
+    if not ranked:
+        why = (
+            "no entity matched it closely enough" if not p.fill_with_dense else "nothing matched it under these filters"
+        )
+        warnings.append(f"no chunk was retrieved for this query: {why}")
     t_score = time.perf_counter()
 
     chosen = score_relations(ws, ranked, seeds, p)

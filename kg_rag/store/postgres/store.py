@@ -35,7 +35,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import numpy as np
 
-from kg_rag.errors import ConfigurationError, IndexFormatError, KGRagError
+from kg_rag.errors import ConfigurationError, IndexFormatError, IndexNotFoundError, KGRagError
 from kg_rag.index.build import GraphIndex, chunk_text
 from kg_rag.index.lexical import tokenize
 from kg_rag.index.vectors import VectorTable
@@ -316,6 +316,8 @@ class PostgresStore(DocumentWrites):
     def backend(self) -> Any:
         from kg_rag.store.postgres.backend import PostgresBackend
 
+        if not self.exists():  # a mistyped kg_schema would otherwise fail later, deep in a query
+            raise IndexNotFoundError(f"{self}: no kg-rag index there (schema {self.schema!r})")
         return PostgresBackend(self)
 
     def stats(self) -> dict[str, Any]:
