@@ -300,3 +300,23 @@ def test_extractive_report_marks_itself():
     [community] = detect_communities(kg)
     extractive_report(kg, community)
     assert community.extractive and "extractive report" in community.report_text()
+
+
+def test_an_extractive_summary_counts_every_member():
+    """Four entity types, three shown by name: the rest is counted, so the counts add up to the members."""
+    from kg_rag.communities.model import Community
+
+    kg = KnowledgeGraph()
+    kg.add_chunk(Chunk("c", "text", "d"))
+    for name, etype in (
+        ("Ann", "PERSON"),
+        ("Bo", "PERSON"),
+        ("Acme", "ORGANIZATION"),
+        ("Oslo", "LOCATION"),
+        ("X1", "PRODUCT"),
+    ):
+        kg.add_entity(name, etype, chunk_id="c")
+    community = Community("L0-x", 0, sorted(kg.graph.nodes))
+    extractive_report(kg, community)
+    counts = re.search(r"5 entities \(([^)]*)\)", community.summary).group(1)
+    assert sum(int(part.rsplit(" ", 1)[1]) for part in counts.split(", ")) == 5 and "other 1" in counts

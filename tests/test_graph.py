@@ -87,3 +87,32 @@ def test_stats_counts():
         "relation_types": {"MANAGES": 1, "MENTORS": 1},
         "synonym_links": 0,
     }
+
+
+def test_synonym_links_never_join_different_numbers():
+    """Embeddings put 1963 next to 1964 and one date next to another; names that both carry numbers must
+    carry the same ones to be linked, while a name with numbers may still match one without."""
+    from langchain_core.embeddings import Embeddings
+
+    from kg_rag import build_index
+    from kg_rag.index.synonyms import link_synonyms
+
+    class Same(Embeddings):  # every text the same vector: only the number rule separates them
+        def embed_documents(self, texts):
+            return [[1.0, 0.0, 0.0, 0.0] for _ in texts]
+
+        def embed_query(self, text):
+            return [1.0, 0.0, 0.0, 0.0]
+
+    kg = KnowledgeGraph()
+    kg.add_chunk(Chunk("c", "text", "d"))
+    for name in ("1963", "1964", "27 November 1956", "19 June 1956", "World War 2", "Second World War"):
+        kg.add_entity(name, chunk_id="c")
+    index = build_index(kg, Same())
+    link_synonyms(index, 0.9)
+    linked = {
+        frozenset((r.source, r.target)) for r in kg.relations(include_synonyms=True) if r.relation_type == SYNONYM
+    }
+    assert frozenset(("1963", "1964")) not in linked
+    assert frozenset(("27 november 1956", "19 june 1956")) not in linked
+    assert frozenset(("world war 2", "second world war")) in linked

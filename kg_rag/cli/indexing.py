@@ -52,6 +52,8 @@ def cmd_index(args: argparse.Namespace) -> int:
         if path and not Path(path).is_file():
             what = "no such file" if not Path(path).exists() else "not a regular file"
             raise CLIError(f"--{flag} {path}: {what}")
+    if args.synonym_threshold is not None and not 0.0 < args.synonym_threshold <= 1.0:  # before any work
+        raise CLIError(f"--synonym-threshold must be in (0, 1], got {args.synonym_threshold}")
     progress = not args.quiet
     extractor = None
     if args.docs and not args.no_extract:  # fail fast, before any work, when no chat model is configured

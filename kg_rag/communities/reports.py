@@ -141,7 +141,10 @@ def extractive_report(kg: KnowledgeGraph, community: Community, max_relations: i
         title = f"{names[0]}, {names[1]} and {len(names) - 2} more"
     else:
         title = " and ".join([", ".join(names[:-1]), names[-1]]) if len(names) > 1 else (names[0] if names else "")
-    parts = [f"{len(members)} entities ({', '.join(f'{t} {n}' for t, n in etypes.most_common(3))})"]
+    shown = etypes.most_common(3)
+    rest = len(members) - sum(n for _, n in shown)  # so the counts add up to the entities
+    counts = ", ".join([*(f"{t} {n}" for t, n in shown), *([f"other {rest}"] if rest > 0 else [])])
+    parts = [f"{len(members)} entities ({counts})"]
     if relations:
         parts.append(f"{len(relations)} relations (mostly {', '.join(t for t, _ in types.most_common(3))})")
     summary = "; ".join(parts) + f". Central: {', '.join(names[:3])}."

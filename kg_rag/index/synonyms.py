@@ -3,12 +3,14 @@
 Canonical keys already merge case / whitespace / punctuation variants when entities are added. This adds
 ``SYNONYM_OF`` edges (``kind="synonym"``, both directions) between distinct entities whose embeddings are at
 least ``threshold`` apart in cosine similarity. They are a distinct relation type so they can never be
-mistaken for an extracted relation.
+mistaken for an extracted relation. Two names that both carry numbers must carry the same ones: embeddings
+put ``1963`` next to ``1964`` and ``27 November 1956`` next to ``19 June 1956``, which are different things.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 
 import numpy as np
 
@@ -34,6 +36,8 @@ def link_synonyms(index: GraphIndex, threshold: float = 0.9, k: int = 10, batch_
                 if j < 0 or j == i or score < threshold:
                     continue
                 a, b = table.ids[i], table.ids[int(j)]
+                if not _numbers_agree(a, b):
+                    continue
                 if a in kg.graph and b in kg.graph and not _linked(kg.graph, a, b):
                     kg.add_synonym(a, b, float(np.clip(score, -1.0, 1.0)))
                     pairs += 1
@@ -44,3 +48,13 @@ def link_synonyms(index: GraphIndex, threshold: float = 0.9, k: int = 10, batch_
 
 def _linked(graph, a: str, b: str) -> bool:
     return graph.has_edge(a, b) and any(d.get("kind") == SYNONYM_KIND for d in graph[a][b].values())
+
+
+_NUMBER = re.compile(r"\d+")
+
+
+def _numbers_agree(a: str, b: str) -> bool:
+    """Whether two entity keys can name the same thing as far as their numbers go: equal numbers, or numbers
+    in only one of them (``world war 2`` ~ ``second world war``)."""
+    na, nb = _NUMBER.findall(a), _NUMBER.findall(b)
+    return not (na and nb) or sorted(na) == sorted(nb)
