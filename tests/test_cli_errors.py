@@ -229,3 +229,15 @@ def test_a_query_that_retrieves_nothing_says_why(bow_embeddings, demo_index):
     result = r.retrieve("zebra quantum marmalade")
     assert not result.chunks
     assert "no chunk was retrieved for this query: no entity matched it closely enough" in result.warnings
+
+
+def test_a_folder_that_is_not_an_index_is_refused_before_any_work(tmp_path, capsys):
+    docs, target = tmp_path / "docs", tmp_path / "mine"
+    docs.mkdir()
+    target.mkdir()
+    (docs / "a.txt").write_text("Alpha text.")
+    (target / "notes.txt").write_text("my own file")
+    argv = ["index", "--docs", str(docs), "--no-extract", "--embeddings", "fake:16", "--out", str(target), "-q"]
+    assert main(argv) == 2
+    assert "holds no kg-rag index; refusing to write" in capsys.readouterr().err
+    assert sorted(p.name for p in target.iterdir()) == ["notes.txt"]  # no lock file left behind

@@ -109,17 +109,13 @@ class DirectoryStore(DocumentWrites):
     # ------------------------------------------------------------------- writing
     @contextmanager
     def writing(self, wait: float | None = None) -> Iterator[DirectoryStore]:
-        """Hold the writer lock for a whole read–modify–write; saves inside it do not lock again."""
+        """Hold the writer lock for a whole read–modify–write; saves inside it do not lock again. A target that
+        cannot take an index is refused first, before any work and before a lock file is left in it."""
+        self._check_target()
         with self._writer.hold(wait):
             yield self
 
-    def save(self, index: GraphIndex, *, wait: float | None = None, forget: bool = False) -> str:
-        """Write ``index`` as a new generation and make it current; returns the generation's name.
-
-        ``forget=True`` (after a delete) removes every older generation no reader holds open, instead of
-        keeping ``keep_generations`` of them; generations still open stay until their readers move on or
-        ``max_generation_age`` passes.
-        """
+    def _check_target(self) -> None:
         if self.path.exists() and not self.path.is_dir():
             raise ValueError(f"{self.path}: exists and is not a directory")
         if (
@@ -128,6 +124,15 @@ class DirectoryStore(DocumentWrites):
             and any(p.name != ".kg-rag-writer.lock" for p in self.path.iterdir())
         ):
             raise ValueError(f"{self.path}: directory is not empty and holds no kg-rag index; refusing to write")
+
+    def save(self, index: GraphIndex, *, wait: float | None = None, forget: bool = False) -> str:
+        """Write ``index`` as a new generation and make it current; returns the generation's name.
+
+        ``forget=True`` (after a delete) removes every older generation no reader holds open, instead of
+        keeping ``keep_generations`` of them; generations still open stay until their readers move on or
+        ``max_generation_age`` passes.
+        """
+        self._check_target()
         self.path.mkdir(parents=True, exist_ok=True)
         with self._writer.hold(wait):
             gen = self._write_generation(index)
