@@ -99,6 +99,7 @@ def test_query_on_an_empty_index_says_so(tmp_path, capsys):
     argv = ["index", "--docs", str(tmp_path / "docs"), "--no-extract", "--out", str(tmp_path / "idx")]
     assert main([*argv, "--embeddings", "fake:16", "-q"]) == 2  # no document: nothing to build
     assert "no document could be read from the input (1 items skipped); nothing was written" in capsys.readouterr().err
+    assert not (tmp_path / "idx").exists()  # not even a folder holding a lock file
     (tmp_path / "docs" / "one.txt").write_text("One line of text.")
     assert main([*argv, "--embeddings", "fake:16", "-q"]) == 0
     assert main(["delete", str(tmp_path / "idx"), "--doc", "docs/one.txt"]) == 0  # every document deleted: empty index
@@ -174,16 +175,22 @@ def test_index_reports_this_runs_skips_and_repairs_unstorable_text(tmp_path, cap
     docs.mkdir()
     (docs / "a.txt").write_text("Alpha text.")
     (docs / "blob.txt").write_bytes(b"\x00\x01\x02" * 100)
-    with open(os.path.join(os.fsencode(docs), b"caf\xe9.txt"), "wb") as fh:  # Latin-1 name on a UTF-8 system
-        fh.write(b"Cafe text.")
+    for name, data in (
+        (b"caf\xe9.txt", b"Cafe text."),
+        (b"caf\xe8.txt", b"Other text."),
+        (b"bin\xe9.txt", b"\x00" * 50),
+    ):
+        with open(os.path.join(os.fsencode(docs), name), "wb") as fh:  # Latin-1 names on a UTF-8 system
+            fh.write(data)
     idx = str(tmp_path / "idx")
     argv = ["index", "--docs", str(docs), "--no-extract", "--embeddings", "fake:16", "--out", idx]
     assert main(argv) == 0
-    assert "skipped: binary_file=1" in capsys.readouterr().out
+    assert "skipped: binary_file=2" in capsys.readouterr().out  # one of them under an undecodable name
     assert main([*argv[:-4], "--out", idx, "--update"]) == 0
-    assert "skipped: binary_file=1" in capsys.readouterr().out  # not 2: the first run's are not repeated
+    assert "skipped: binary_file=2" in capsys.readouterr().out  # not 4: the first run's are not repeated
     assert main(["stats", idx, "--docs"]) == 0
-    assert "docs/caf\ufffd.txt" in capsys.readouterr().out
+    listed = capsys.readouterr().out
+    assert "docs/caf\\xe9.txt" in listed and "docs/caf\\xe8.txt" in listed  # bytes as escapes: ids stay apart
     oie = {
         "docs": [
             {"idx": 0, "passage": "Ali\x00ce met B\ud800ob.", "extracted_triples": [["Ali\x00ce", "met", "B\ud800ob"]]}
@@ -207,7 +214,7 @@ def test_index_reports_this_runs_skips_and_repairs_unstorable_text(tmp_path, cap
     )
     assert main(["query", str(tmp_path / "o"), "Alice", "--no-answer"]) == 0
     out = capsys.readouterr().out
-    assert "Alice" in out and "B\ufffdob" in out
+    assert "Ali ce" in out and "B\ufffdob" in out  # a control character reads as a space, as keys always did
 
 
 def test_edge_type_spellings_and_an_empty_allow_list(tmp_path, capsys, bow_embeddings, demo_index):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -56,12 +58,10 @@ def split_list(values: list[str] | None) -> list[str] | None:
     return [v.strip() for item in values for v in item.split(",") if v.strip()]
 
 
-def count_at_least(low: int):
+def count_at_least(low: int) -> Callable[[str], int]:
     """An argparse type: an integer no smaller than ``low`` (so ``--k 0`` is refused by the flag's name)."""
 
     def parse(text: str) -> int:
-        import argparse
-
         try:
             value = int(text)
         except ValueError:

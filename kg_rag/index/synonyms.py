@@ -54,7 +54,8 @@ _NUMBER = re.compile(r"\d+")
 
 
 def _numbers_agree(a: str, b: str) -> bool:
-    """Whether two entity keys can name the same thing as far as their numbers go: equal numbers, or numbers
-    in only one of them (``world war 2`` ~ ``second world war``)."""
-    na, nb = _NUMBER.findall(a), _NUMBER.findall(b)
-    return not (na and nb) or sorted(na) == sorted(nb)
+    """Whether two entity keys can name the same thing as far as their numbers go: the same numbers in the
+    same order (``release 1.5`` is not ``release 5.1``; any script's digits), or numbers in only one of them
+    (``world war 2`` ~ ``second world war``)."""
+    na, nb = [int(x) for x in _NUMBER.findall(a)], [int(x) for x in _NUMBER.findall(b)]
+    return not (na and nb) or na == nb

@@ -226,8 +226,9 @@ def _pdf_pages(file: Path) -> list[tuple[int, str]]:
 
 def _path_text(path: Path | str) -> str:
     """A path as text every store can hold: an undecodable file name (Latin-1 bytes on a UTF-8 system) would
-    otherwise carry lone surrogates into ids and sources."""
-    return os.fsencode(str(path)).decode("utf-8", "replace")
+    otherwise carry lone surrogates into ids and sources. Its bytes are written as escapes (``caf\xe9.txt``),
+    so two such names never become one id."""
+    return os.fsencode(str(path)).decode("utf-8", "backslashreplace")
 
 
 def chunk_id_for(doc_id: str, index: int, text: str) -> str:

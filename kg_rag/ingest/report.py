@@ -6,6 +6,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from kg_rag.model.schema import clean_text
+
 
 @dataclass
 class IngestReport:
@@ -37,6 +39,7 @@ class IngestReport:
             self.example(reason, example)
 
     def example(self, reason: str, text: str) -> None:
+        text = clean_text(text)  # a file name may carry lone surrogates; the report is stored with the index
         bucket = self.examples.setdefault(reason, [])
         if len(bucket) < self.MAX_EXAMPLES and text not in bucket:
             bucket.append(text)
@@ -49,7 +52,7 @@ class IngestReport:
         self.failures = {c: e for c, e in self.failures.items() if c not in chunk_ids}
 
     def fail(self, chunk_id: str, error: BaseException | str) -> None:
-        self.failures[chunk_id] = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+        self.failures[chunk_id] = clean_text(error if isinstance(error, str) else f"{type(error).__name__}: {error}")
 
     def merge(self, other: IngestReport) -> IngestReport:
         self.skipped.update(other.skipped)

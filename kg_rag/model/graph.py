@@ -90,6 +90,8 @@ class KnowledgeGraph:
         """Register (or update) a document; chunks name it by ``doc_id``."""
         if not doc_id or not isinstance(doc_id, str):
             raise ValueError("document id must be a non-empty string")
+        doc_id = clean_text(doc_id)
+        source, title = (clean_text(v) if isinstance(v, str) else v for v in (source, title))
         with self.lock:
             doc = self.docs.get(doc_id) or Document(doc_id)
             doc.source = source if source is not None else doc.source
@@ -115,8 +117,14 @@ class KnowledgeGraph:
         """Add or replace a chunk (text, metadata). Replacing keeps its entity incidence."""
         if not chunk.id:
             raise ValueError("chunk id must be a non-empty string")
-        if clean_text(chunk.text) != chunk.text:
-            chunk = replace(chunk, text=clean_text(chunk.text))
+        if clean_text(chunk.text) != chunk.text or clean_text(chunk.id + chunk.doc_id) != chunk.id + chunk.doc_id:
+            chunk = replace(
+                chunk, id=clean_text(chunk.id), doc_id=clean_text(chunk.doc_id), text=clean_text(chunk.text)
+            )
+        if any(isinstance(v, str) and clean_text(v) != v for v in chunk.metadata.values()):
+            chunk = replace(
+                chunk, metadata={k: clean_text(v) if isinstance(v, str) else v for k, v in chunk.metadata.items()}
+            )
         with self.lock:
             self.chunks[chunk.id] = chunk
             self._chunk_entities.setdefault(chunk.id, set())

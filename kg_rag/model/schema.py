@@ -191,10 +191,11 @@ lone surrogates (from truncated JSON or undecodable file names), which are not v
 
 
 def clean_text(text: str) -> str:
-    """Text every store can hold: control characters dropped, each lone surrogate replaced by U+FFFD."""
+    """Text every store can hold: each control character becomes a space (as :func:`canonical_key` already
+    read it, so keys do not change and words are never joined), each lone surrogate U+FFFD."""
     if not _UNSTORABLE.search(text):
         return text
-    return _UNSTORABLE.sub(lambda m: "\ufffd" if "\ud800" <= m.group() <= "\udfff" else "", text)
+    return _UNSTORABLE.sub(lambda m: "\ufffd" if "\ud800" <= m.group() <= "\udfff" else " ", text)
 
 
 def one_line(text: str) -> str:

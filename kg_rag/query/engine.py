@@ -159,9 +159,8 @@ def _run(view: QueryBackend, q: np.ndarray, query_text: str, p: QueryParams) -> 
                 scores.append(floor)  # keep the reported scores in the order the chunks come in
                 graph.append(0.0)
     if not ranked:
-        why = (
-            "no entity matched it closely enough" if not p.fill_with_dense else "nothing matched it under these filters"
-        )
+        unmatched = not seeds.weights and not p.fill_with_dense
+        why = "no entity matched it closely enough" if unmatched else "nothing matched it under these filters"
         warnings.append(f"no chunk was retrieved for this query: {why}")
     t_score = time.perf_counter()
 

@@ -157,6 +157,8 @@ class Chain(Strategy):
             u = dict(zip(ents.tolist(), spec(ents).tolist()))
             if self.edge_weight > 0:
                 u = self._follow_edges(ws, u, spec)
+                if unlinked is not None:  # one edge further may reach a named entity again
+                    u = {e: v for e, v in u.items() if e not in named}
             active = np.asarray([e for e, v in u.items() if v > 0], dtype=I64)
             if active.size == 0:
                 return {}
