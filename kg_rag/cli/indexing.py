@@ -32,13 +32,6 @@ def _load_existing(store, *, required: bool):
         return None
 
 
-def _remove_if_only_lock(folder: Path) -> None:
-    lock = folder / ".kg-rag-writer.lock"
-    if folder.is_dir() and {p.name for p in folder.iterdir()} <= {lock.name}:
-        lock.unlink(missing_ok=True)
-        folder.rmdir()
-
-
 def _refuse_empty(args, kg, report, skipped_before, old) -> None:
     """A rebuild from input that yielded no document would replace the index with an empty one: refuse."""
     if args.update or kg.chunks:
@@ -76,17 +69,11 @@ def cmd_index(args: argparse.Namespace) -> int:
     # that is decided once it is loaded, under the writer lock. A new index defaults to local.
     embeddings = make_embeddings(args.embeddings) if args.embeddings and not args.update else None
 
-    from kg_rag.store import is_database_uri, open_store
+    from kg_rag.store import open_store
 
     store = open_store(args.out)
-    new_folder = not is_database_uri(args.out) and not Path(args.out).exists()
-    try:
-        with store.writing(args.wait):
-            return _index_locked(args, store, embeddings, extractor, progress)
-    except (CLIError, KGRagError, ValueError):
-        if new_folder:  # a run that wrote nothing leaves no folder (holding only its lock file) behind
-            _remove_if_only_lock(Path(args.out))
-        raise
+    with store.writing(args.wait):
+        return _index_locked(args, store, embeddings, extractor, progress)
 
 
 def _index_locked(args, store, embeddings, extractor, progress) -> int:

@@ -117,14 +117,7 @@ class KnowledgeGraph:
         """Add or replace a chunk (text, metadata). Replacing keeps its entity incidence."""
         if not chunk.id:
             raise ValueError("chunk id must be a non-empty string")
-        if clean_text(chunk.text) != chunk.text or clean_text(chunk.id + chunk.doc_id) != chunk.id + chunk.doc_id:
-            chunk = replace(
-                chunk, id=clean_text(chunk.id), doc_id=clean_text(chunk.doc_id), text=clean_text(chunk.text)
-            )
-        if any(isinstance(v, str) and clean_text(v) != v for v in chunk.metadata.values()):
-            chunk = replace(
-                chunk, metadata={k: clean_text(v) if isinstance(v, str) else v for k, v in chunk.metadata.items()}
-            )
+        chunk = _storable(chunk)
         with self.lock:
             self.chunks[chunk.id] = chunk
             self._chunk_entities.setdefault(chunk.id, set())
@@ -570,3 +563,15 @@ class KnowledgeGraph:
     def __repr__(self) -> str:
         s = self.stats()
         return f"KnowledgeGraph(entities={s['entities']}, relations={s['relations']}, chunks={s['chunks']})"
+
+
+def _storable(chunk: Chunk) -> Chunk:
+    """The chunk with its ids, text and string metadata as every store can hold them (:func:`clean_text`);
+    the same object when nothing needs repair, the usual case."""
+    texts = [chunk.id, chunk.doc_id, chunk.text, *(v for v in chunk.metadata.values() if isinstance(v, str))]
+    if all(clean_text(t) is t for t in texts):
+        return chunk
+    meta = {k: clean_text(v) if isinstance(v, str) else v for k, v in chunk.metadata.items()}
+    return replace(
+        chunk, id=clean_text(chunk.id), doc_id=clean_text(chunk.doc_id), text=clean_text(chunk.text), metadata=meta
+    )

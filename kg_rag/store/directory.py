@@ -41,7 +41,7 @@ from kg_rag.index.vectors import VectorTable
 from kg_rag.ingest.report import IngestReport
 from kg_rag.model.graph import KnowledgeGraph
 from kg_rag.store import files as F
-from kg_rag.store.locking import READERS_LOCK, WriterLock, in_use
+from kg_rag.store.locking import READERS_LOCK, WRITER_LOCK, WriterLock, in_use
 from kg_rag.store.memory import SnapshotBackend
 from kg_rag.store.records import FileRecords
 from kg_rag.store.writes import DocumentWrites
@@ -118,11 +118,7 @@ class DirectoryStore(DocumentWrites):
     def _check_target(self) -> None:
         if self.path.exists() and not self.path.is_dir():
             raise ValueError(f"{self.path}: exists and is not a directory")
-        if (
-            self.path.is_dir()
-            and not self.exists()
-            and any(p.name != ".kg-rag-writer.lock" for p in self.path.iterdir())
-        ):
+        if self.path.is_dir() and not self.exists() and any(p.name != WRITER_LOCK for p in self.path.iterdir()):
             raise ValueError(f"{self.path}: directory is not empty and holds no kg-rag index; refusing to write")
 
     def save(self, index: GraphIndex, *, wait: float | None = None, forget: bool = False) -> str:
