@@ -80,3 +80,33 @@ def test_chains_link_through_the_bridge_not_through_what_the_question_names(bow_
     assert default_ids[:2] == ["first", "bridge"]
     assert linked_ids.index("aside") < linked_ids.index("distractor1")  # linked through "Brandon play"
     assert default_ids.index("aside") > default_ids.index("distractor1")
+
+
+def test_a_question_naming_two_things_gets_a_passage_about_each(bow_embeddings):
+    """A chain from the first named entity (the accord, linked on through Lindora) used to fill the top k
+    with passages that only share Lindora, pushing out the passage about the other thing the question names;
+    the question now links to a passage about each specific entity it names, until one is picked."""
+    question = "Which city hosted the signing of the Dorvan Accord, and who founded Quillton?"
+    kg = KnowledgeGraph()
+    docs = {
+        "accord": ("The Dorvan Accord was signed in the city of Lindora.", ("Dorvan Accord", "Lindora")),
+        "games": ("Lindora held the games of the city.", ("Lindora", "city games")),
+        "fair": ("Lindora has a trade fair.", ("Lindora", "trade fair")),
+        "quillton": ("Quillton was founded by Maren Holt.", ("Quillton", "Maren Holt")),
+        "aside": ("A signing is a ceremony.", None),
+    }
+    for cid, (text, rel) in docs.items():
+        kg.add_chunk(Chunk(cid, text, cid))
+        if rel:
+            kg.add_relation(*rel, "RELATED", chunk_id=cid)
+    default = EntityBasedKGRAG.from_graph(kg, bow_embeddings)
+    uncovered = EntityBasedKGRAG(
+        index=default.index, embeddings=bow_embeddings, params=QueryParams(strategy=Chain(cover_named=False))
+    )
+    default_docs = default.invoke(question, k=3)
+    uncovered_ids = [d.metadata["chunk_id"] for d in uncovered.invoke(question, k=3)]
+    assert [d.metadata["chunk_id"] for d in default_docs][0] == "accord"
+    assert "quillton" in [d.metadata["chunk_id"] for d in default_docs]
+    assert uncovered_ids == ["accord", "games", "fair"]  # "fair" only shares Lindora, yet outranks Quillton
+    scores = [d.metadata["score"] for d in default_docs]
+    assert scores == sorted(scores, reverse=True)

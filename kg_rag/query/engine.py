@@ -140,7 +140,15 @@ def _run(view: QueryBackend, q: np.ndarray, query_text: str, p: QueryParams) -> 
     t_expand = time.perf_counter()
 
     out = strategy.score(
-        StrategyInput(ws, seeds.weights, expansion, candidates, dict(seeds.similarity), frozenset(seeds.named))
+        StrategyInput(
+            ws,
+            seeds.weights,
+            expansion,
+            candidates,
+            dict(seeds.similarity),
+            frozenset(seeds.named),
+            frozenset(seeds.proper),
+        )
     )
     ranked = [int(x) for x in out.chunks[: p.top_k_chunks]]
     scores = [float(x) for x in out.scores[: p.top_k_chunks]]

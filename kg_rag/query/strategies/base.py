@@ -34,6 +34,8 @@ class StrategyInput:
     """Entity handle -> cosine similarity to the query, for the seeds and the reached entities."""
     named: frozenset[int] = frozenset()
     """The entities the question names (or the caller included): what it is about, not what it asks."""
+    proper: frozenset[int] = frozenset()
+    """The named entities written as proper names (or included by the caller), not as common words."""
 
 
 @dataclass

@@ -70,6 +70,24 @@ def walk_continuations(ws: Workspace, entities: np.ndarray) -> Pairs:
     return Pairs(np.asarray(left, dtype=I64), np.asarray(right, dtype=I64))
 
 
+def named_passages(ws: Workspace, proper: frozenset[int], walk_filtered: bool) -> dict[int, frozenset[int]]:
+    """Local chunk position -> the specific proper-named question entities it mentions (under type or
+    direction filters: states an allowed relation of). An entity is specific when at most twice as many chunks
+    as are returned mention it — a name that many passages share ("France") pins down none of them."""
+    blocked = ws.edge_filter.blocked
+    ents = np.asarray(sorted(e for e in proper if e not in blocked), dtype=I64)
+    if ents.size == 0:
+        return {}
+    ents = ents[ws.mention_counts(ents) <= 2 * ws.params.top_k_chunks]
+    if ents.size == 0:
+        return {}
+    pairs = ws.entity_chunks(ents) if not walk_filtered else walk_continuations(ws, ents)
+    found: dict[int, set[int]] = {}
+    for e, c in zip(pairs.left.tolist(), ws.chunks.add(pairs.right).tolist()):
+        found.setdefault(c, set()).add(e)
+    return {c: frozenset(es) for c, es in found.items()}
+
+
 @register_strategy
 @dataclass(frozen=True)
 class Chain(Strategy):
@@ -81,7 +99,11 @@ class Chain(Strategy):
     ``seed_weight`` to the chunks that mention them. A chain links onward only through what a picked chunk
     adds to the question: never through an entity the question names (unless ``link_named``), since the
     passages about that entity already rank by their relevance and the seed boost, while the next hop is
-    about the bridge. A chain is at most ``max_hops`` links long. Under type or
+    about the bridge. The question itself links too: each entity it names by a proper name that is specific
+    enough to pin down a passage (mentioned in at most twice as many chunks as are returned) gives the chunks
+    mentioning it the boost a picked chunk of the best relevance would (``cover_named``), until one of them
+    is picked, so a question naming two things gets a passage about each before a chain from one of them
+    goes deeper. A chain is at most ``max_hops`` links long. Under type or
     direction filters a chain walks relations: a picked chunk links onward only through the ends of the
     allowed relations it states (their targets for ``out``, their sources for ``in``), to chunks that state an
     allowed relation continuing from there; excluded entities never link.
@@ -99,6 +121,8 @@ class Chain(Strategy):
     """Also link through one allowed relation edge, at this strength (0 = shared mentions only)."""
     link_named: bool = False
     """Also link through the entities the question names (measured worse: evaluation/README.md)."""
+    cover_named: bool = True
+    """Boost the passages about each specific entity the question names until one of them is picked."""
 
     def check(self) -> list[str]:
         problems = super().check()
@@ -146,6 +170,12 @@ class Chain(Strategy):
                     if value > 0:
                         seed_boost[i] = value
 
+        # the question links to the passages about what it names, until each named entity has one picked
+        cover_of = named_passages(ws, s.proper, walk_filtered) if self.cover_named else {}
+        cover_value = self.weight * top_relevance
+        covered: set[int] = set()
+        cover_given: dict[int, float] = {}
+
         def links(t: int) -> dict[int, float]:
             """Local chunk position -> link strength from the chunk at position ``t``."""
             handle = int(space.ids[t])
@@ -185,12 +215,17 @@ class Chain(Strategy):
                 total[i] += v
             for i, v in boost.items():
                 total[i] += self.weight * v
+            open_cover = [i for i, named_here in cover_of.items() if not named_here <= covered]
+            total[open_cover] += cover_value
             total[chosen] = -np.inf
             t = int(np.argmax(total))
             if not np.isfinite(total[t]):
                 break
             chosen.append(t)
             picked.append(float(total[t]))
+            if t in open_cover:
+                cover_given[t] = cover_value
+                covered |= cover_of[t]
             depth = boost_depth.get(t, 0) if boost.get(t, 0.0) > 0 else 0
             if depth < max_depth:
                 gain_base = max(float(rel[t]), 0.0)
@@ -201,7 +236,10 @@ class Chain(Strategy):
                         boost_depth[c] = depth + 1
         order = np.asarray(chosen, dtype=I64)
         scores = np.minimum.accumulate(np.asarray(picked, dtype=np.float32)) if picked else np.zeros(0, np.float32)
-        graph = np.asarray([self.weight * boost.get(c, 0.0) + seed_boost.get(c, 0.0) for c in chosen], np.float32)
+        graph = np.asarray(
+            [self.weight * boost.get(c, 0.0) + seed_boost.get(c, 0.0) + cover_given.get(c, 0.0) for c in chosen],
+            np.float32,
+        )
         # entity scores: what the chosen chunks mention, weighted by chunk rank and specificity, plus the seeds
         entity_scores: dict[int, float] = {}
         if chosen:
