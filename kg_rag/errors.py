@@ -18,12 +18,16 @@ class IndexFormatError(KGRagError, ValueError):
 
     def __init__(self, path: str | Path, reason: str) -> None:
         self.path = Path(path)
+        """The offending file (for a database, ``location`` is the address as given)."""
+        self.location = str(path)
         self.reason = reason
-        super().__init__(f"{self.path}: {reason}")
+        super().__init__(f"{path}: {reason}")  # as given: a database URI is no file path
 
 
-class IndexNotFoundError(KGRagError, ValueError):
-    """There is no kg-rag index at a location (an empty database, or a mistyped ``kg_schema``)."""
+class IndexNotFoundError(IndexFormatError):
+    """There is no kg-rag index at a location: a missing folder, a folder with no index pointer, an empty
+    database or a mistyped ``kg_schema``. Every backend raises it for "nothing there", so callers can tell
+    that apart from a damaged index; it is an :class:`IndexFormatError`, so code catching that still works."""
 
 
 class ConfigurationError(KGRagError, ValueError):

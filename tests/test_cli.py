@@ -55,7 +55,7 @@ def test_index_then_stats_json(small_files, capsys):
         "fake:16",
         "-q",
     )
-    assert code == 0 and "1 relations" in out and "wrong_arity=1" in out
+    assert code == 0 and "1 relation " in out and "wrong_arity=1" in out
     code, out, _ = run(capsys, "stats", idx, "--json")
     stats = json.loads(out)
     assert code == 0
@@ -92,7 +92,7 @@ def test_update_and_delete(small_files, capsys, tmp_path):
     stats = json.loads(run(capsys, "stats", idx, "--json")[1])
     assert stats["documents"] == 13
     code, out, _ = run(capsys, "delete", idx, "--doc", "doc-01", "--embeddings", "fake:16")
-    assert code == 0 and "removed 1 documents: 1 chunks" in out
+    assert code == 0 and "removed 1 document: 1 chunk" in out
     assert json.loads(run(capsys, "stats", idx, "--json")[1])["documents"] == 12
 
 
@@ -237,7 +237,7 @@ def test_index_docs_without_extraction(tmp_path, capsys, monkeypatch):
         "fake:16",
         "-q",
     )
-    assert code == 0 and "indexed 1 chunks, 0 entities" in out
+    assert code == 0 and "indexed 1 chunk, 0 entities" in out
 
 
 @pytest.mark.parametrize("backend", ["directory", "postgres"])
@@ -285,7 +285,7 @@ def test_editing_an_index_keeps_its_embedding_model(tmp_path, capsys):
     code, out, _ = run(capsys, "retype", idx)
     assert code == 0 and "0 texts embedded" in out
     code, out, _ = run(capsys, "delete", idx, "--doc", "doc-01")
-    assert code == 0 and "removed 1 documents" in out
+    assert code == 0 and "removed 1 document:" in out
     code, out, err = run(capsys, "query", idx, "Who does Lars Eriksen report to?", "--no-answer")
     assert code == 0 and "REPORTS_TO" in out and "embedded with" not in err
     code, out, _ = run(capsys, "index", "--extractions", str(DEMO_CORPUS), "--out", idx, "-q")  # a rebuild

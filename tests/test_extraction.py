@@ -207,3 +207,39 @@ def test_one_retry_layer_and_a_per_call_timeout(openai_server, tmp_path, monkeyp
 
         monkeypatch.setenv("KG_RAG_LLM_TIMEOUT", "-1")
         default_chat_model()
+
+
+def test_placeholder_ends_are_skipped_in_llm_output_and_graph_documents(scripted_llm):
+    from types import SimpleNamespace
+
+    from kg_rag.ingest import import_graph_documents
+
+    out = {
+        "entities": [{"name": "unknown", "type": "PERSON"}, {"name": "Order B", "type": "POLICY"}],
+        "relations": [
+            {"source": "Order B", "target": "unknown", "type": "APPROVED_BY"},
+            {"source": "it", "target": "Order A", "type": "SUPERSEDES"},
+            {"source": "Order B", "target": "Order A", "type": "SUPERSEDES"},
+        ],
+    }
+    kg = KnowledgeGraph()
+    report = LLMExtractor(scripted_llm(lambda _: out), retry_initial_wait=0).ingest(kg, chunks(1))
+    assert report.skipped["placeholder_entity"] == 1 and report.skipped["placeholder_member"] == 2
+    assert kg.get_entity("unknown") is None and kg.get_entity("it") is None
+    assert len(kg.find_relations("Order B", "Order A")) == 1
+
+    def node(name: str) -> SimpleNamespace:
+        return SimpleNamespace(id=name, type="Policy", properties={})
+
+    gd = SimpleNamespace(
+        nodes=[node("Order B"), node("none")],
+        relationships=[
+            SimpleNamespace(source=node("Order B"), target=node("none"), type="APPROVED_BY", properties={}),
+            SimpleNamespace(source=node("Order B"), target=node("Order A"), type="SUPERSEDES", properties={}),
+        ],
+        source=SimpleNamespace(page_content="Order B supersedes Order A.", metadata={"source": "b.txt"}),
+    )
+    kg2 = KnowledgeGraph()
+    report2 = import_graph_documents(kg2, [gd])
+    assert report2.skipped["placeholder_entity"] == 1 and report2.skipped["placeholder_member"] == 1
+    assert kg2.get_entity("none") is None and len(kg2.find_relations("Order B", "Order A")) == 1

@@ -109,6 +109,22 @@ def test_index_directory_that_is_a_file(tmp_path):
         load_index(tmp_path / "f")
 
 
+def test_no_index_there_is_told_apart_from_a_damaged_one(tmp_path):
+    """Both backends raise IndexNotFoundError for "nothing there" (PostgreSQL: a schema with no index, in
+    test_postgres.py); a damaged index stays a plain IndexFormatError."""
+    from kg_rag import IndexNotFoundError
+
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(IndexNotFoundError, match="no such index directory"):
+        load_index(tmp_path / "missing")
+    with pytest.raises(IndexNotFoundError, match="no kg-rag index there"):
+        load_index(tmp_path / "empty")
+    (tmp_path / "empty" / "kg-rag-index.json").write_text("{not json")
+    with pytest.raises(IndexFormatError) as damaged:
+        load_index(tmp_path / "empty")
+    assert not isinstance(damaged.value, IndexNotFoundError)
+
+
 # ------------------------------------------------------------------ faulty models
 class RaisingEmbeddings:
     model = "raising"

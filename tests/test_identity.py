@@ -101,3 +101,38 @@ def short_names():
 def test_short_and_stop_word_names_link_as_whole_tokens_with_matching_case(short_names, query, expected):
     result = short_names.retrieve(query, similarity_threshold=0.99)  # lexical linking only
     assert {e.name for e in result.entities if e.seed} == expected
+
+
+@pytest.mark.parametrize(
+    "query, proper, named",
+    [
+        # "Meehan" is written only inside "Meehan Bonnar": the question names the person, not the place
+        ("Of what church is the diocese of the birthplace of Meehan Bonnar?", {"Meehan Bonnar"}, {"Meehan Bonnar"}),
+        # "President" is a name in the index, but the question writes "president" as a word
+        ("Who was the first president of Damerjog's country?", {"Damerjog"}, {"Damerjog", "President"}),
+        ("Where does Meehan lie, and whom did the President meet?", {"Meehan", "President"}, {"Meehan", "President"}),
+    ],
+)
+def test_a_question_names_what_it_writes_as_a_name_longest_first(query, proper, named):
+    """Proper names are what the question writes with a capital, the longest match winning; a capitalised
+    entity the question writes in lower case is still named when it is specific, but as a word it may also
+    name a relation ("president" ~ PRESIDENT_OF)."""
+    import numpy as np
+
+    from kg_rag.query.params import QueryParams
+    from kg_rag.query.seeds import match_seeds
+    from kg_rag.store.base import EdgeFilter
+
+    entities = ["Meehan Bonnar", "Meehan", "President", "Damerjog"]
+    kg = KnowledgeGraph()
+    for i, name in enumerate(entities):
+        kg.add_chunk(Chunk(f"c{i}", f"{name} is mentioned here.", f"d{i}"))
+        kg.add_entity(name, None, chunk_id=f"c{i}")
+    embeddings = DeterministicFakeEmbedding(size=32)
+    engine = QueryEngine.for_index(build_index(kg, embeddings), embeddings)
+    with engine.backend.reader() as view:
+        q = np.asarray(embeddings.embed_query(query), dtype=np.float32)
+        seeds = match_seeds(view, q, query, QueryParams(similarity_threshold=0.99), EdgeFilter.build())
+        names = {view.lookup_entities([canonical_key(n)])[canonical_key(n)]: n for n in entities}
+    assert {names[h] for h in seeds.proper} == proper
+    assert {names[h] for h in seeds.named} == named

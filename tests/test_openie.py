@@ -95,3 +95,40 @@ def test_musique_import_round_trips(tmp_path, fake_embeddings):
     assert list(loaded.kg.chunk_records()) == list(kg.chunk_records())
     assert loaded.report.to_dict() == report.to_dict()
     assert (loaded.entities.vectors == index.entities.vectors).all()
+
+
+def test_placeholder_names_become_no_entity(tmp_path):
+    """An OpenIE "unknown" object would join every passage whose extractor wrote it; a lower-case pronoun
+    likewise. Both are skipped and counted; a capitalised title ("It", the novel) stays an entity."""
+    corpus = [
+        {"title": "Betrayed", "text": "Betrayed is a 1917 film. Whether it survives is unknown."},
+        {"title": "Caspere", "text": "Ben Caspere is killed; the killer is unknown."},
+        {"title": "It", "text": "It is a novel by Stephen King."},
+    ]
+    openie = {
+        "docs": [
+            {
+                "passage": "Betrayed\n" + corpus[0]["text"],
+                "extracted_entities": ["Betrayed", "unknown"],
+                "extracted_triples": [["Betrayed", "survives", "unknown"], ["it", "is a", "1917 film"]],
+            },
+            {
+                "passage": "Caspere\n" + corpus[1]["text"],
+                "extracted_entities": ["Ben Caspere", "unknown"],
+                "extracted_triples": [["Ben Caspere", "is killed by", "unknown"]],
+            },
+            {
+                "passage": "It\n" + corpus[2]["text"],
+                "extracted_entities": ["It", "Stephen King"],
+                "extracted_triples": [["It", "is a novel by", "Stephen King"]],
+            },
+        ]
+    }
+    (tmp_path / "c.json").write_text(json.dumps(corpus))
+    (tmp_path / "o.json").write_text(json.dumps(openie))
+    kg = KnowledgeGraph()
+    report = import_openie(kg, tmp_path / "o.json", tmp_path / "c.json")
+    assert report.skipped["placeholder_member"] == 3 and report.skipped["placeholder_entity"] == 2
+    assert "'Betrayed' -> 'unknown'" in report.examples["placeholder_member"]
+    assert kg.get_entity("unknown") is None and kg.get_entity("it") is not None  # "It" the novel
+    assert [r.target for r in kg.find_relations("It", "Stephen King")] == ["stephen king"]

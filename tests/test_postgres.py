@@ -266,3 +266,9 @@ def test_hostile_strings_are_stored_and_a_mistyped_schema_is_one_line(pg_schema_
     assert code == 2 and "no kg-rag index there" in err and "Traceback" not in err
     with pytest.raises(IndexNotFoundError):
         EntityBasedKGRAG.from_index(missing)
+    from kg_rag.store import open_store
+
+    store = open_store(missing)
+    for read in (store.load, store.stats, store.documents):  # not a psycopg UndefinedTable
+        with pytest.raises(IndexNotFoundError, match="no kg-rag index there"):
+            read()

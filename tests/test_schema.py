@@ -146,3 +146,12 @@ def test_a_rare_passive_or_relational_noun_keeps_its_word_instead_of_a_bare_by_o
         "NOT_AWARE_OF",
     )
     assert types["was the ruling Lord of"] == types["launched the career of"] == "OF"
+
+
+def test_placeholder_names():
+    from kg_rag.model.schema import is_placeholder
+
+    dropped = ["unknown", "Unknown", "UNKNOWN", " N/A ", "NULL", "None", "not specified", "it", "they", "her"]
+    kept = ["It", "Her", "US", "us", "i", "I", "Unknown (2011 film)", "Na", "Nothing Hill", "itinerary"]
+    assert [n for n in dropped if not is_placeholder(n)] == []
+    assert [n for n in kept if is_placeholder(n)] == []

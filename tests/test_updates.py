@@ -100,7 +100,7 @@ def test_a_partly_failing_run_keeps_the_old_version_and_exits_non_zero(openai_se
 
     openai_server.reply = reply
     code, out, err = run(capsys, "index", "--docs", "policies", *INDEX, "--update")
-    assert code == 1 and "extraction failed for 1 chunks" in err
+    assert code == 1 and "extraction failed for 1 chunk;" in err
     assert "1 added" in out and "kept the old version of policies/old.md" in out
     now = relations(Path("idx"))
     assert before <= now and ("rule b", "REVOKES", "rule a") in now
@@ -130,7 +130,7 @@ def test_document_ids_are_distinct_across_folders_and_delete_takes_what_stats_li
     assert listed == ["teamA/README.md", "teamB/README.md"]
     assert ("alpha", "SUPERSEDES", "beta") in relations(Path("idx"))
     code, out, _ = run(capsys, "delete", "idx", "--doc", listed[0], "--embeddings", "fake:16")
-    assert code == 0 and "removed 1 documents" in out
+    assert code == 0 and "removed 1 document:" in out
     assert [d["id"] for d in DirectoryStore("idx").documents()] == ["teamB/README.md"]
     code, _, err = run(capsys, "delete", "idx", "--doc", "README.md", "--embeddings", "fake:16")
     assert code == 2 and "no document 'README.md'" in err and "stats idx --docs" in err
@@ -139,7 +139,7 @@ def test_document_ids_are_distinct_across_folders_and_delete_takes_what_stats_li
 def test_readme_delete_example_works_after_indexing_a_folder(openai_server, policies, capsys):
     assert run(capsys, "index", "--docs", "./policies", *INDEX)[0] == 0
     code, out, _ = run(capsys, "delete", "idx", "--doc", "policies/old.md", "--embeddings", "fake:16")
-    assert code == 0 and "removed 1 documents: 1 chunks, 1 relations" in out
+    assert code == 0 and "removed 1 document: 1 chunk, 1 relation" in out
 
 
 # ------------------------------------------------------------------ item 5

@@ -41,6 +41,11 @@ def stats_payload(stats: dict[str, Any]) -> dict[str, Any]:
     return payload
 
 
+def counted(n: Any, noun: str, plural: str | None = None) -> str:
+    """``1 chunk``, ``2 chunks``, ``1 entity``, ``3 entities``: counts as a person would write them."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 def typed_share(types: dict[str, int]) -> float | None:
     """Share of relations whose type is not ``RELATED`` (None for an index without relations)."""
     total = sum(types.values())

@@ -10,6 +10,7 @@ from pathlib import Path
 from kg_rag.cli.common import (
     CLIError,
     count_at_least,
+    counted,
     existing_store,
     logger,
     stats_payload,
@@ -148,15 +149,17 @@ def _index_locked(args, store, embeddings, extractor, progress) -> int:
     store.save(index)
     stats = index.stats()
     print(
-        f"indexed {stats['chunks']} chunks, {stats['entities']} entities, {stats['relations']} relations "
-        f"({type_vocabulary(stats['relation_types'])} types besides RELATED) into {out}"
+        f"indexed {counted(stats['chunks'], 'chunk')}, {counted(stats['entities'], 'entity', 'entities')}, "
+        f"{counted(stats['relations'], 'relation')} "
+        f"({counted(type_vocabulary(stats['relation_types']), 'type')} besides RELATED) into {out}"
     )
     skipped_now = {k: v - skipped_before.get(k, 0) for k, v in report.skipped.items()}
     if any(skipped_now.values()):  # this run's; `kg-rag stats` shows the index's running totals
         print("skipped: " + ", ".join(f"{k}={v}" for k, v in sorted(skipped_now.items()) if v))
     if changes is not None and changes.failed:
         print(
-            f"kg-rag: extraction failed for {changes.chunks_failed} chunks; re-run the same command to retry them",
+            f"kg-rag: extraction failed for {counted(changes.chunks_failed, 'chunk')}; "
+            "re-run the same command to retry them",
             file=sys.stderr,
         )
         return 1
@@ -199,7 +202,7 @@ def _print_documents(store, as_json: bool) -> int:
     for doc in docs:  # ids printed exactly as `delete --doc` takes them; repr() when they hold odd characters
         doc_id = str(doc.get("id"))
         shown = doc_id if doc_id.isprintable() and doc_id == doc_id.strip() else repr(doc_id)
-        print(f"{shown}\t{doc.get('chunks', '?')} chunks")
+        print(f"{shown}\t{counted(doc.get('chunks', '?'), 'chunk')}")
     return 0
 
 
@@ -219,8 +222,9 @@ def cmd_delete(args: argparse.Namespace) -> int:
         index = index.refresh(embeddings)  # all remaining text cached: nothing is re-embedded
         store.save(index, forget=True)
     print(
-        f"removed {len(set(args.doc))} documents: {removed['chunks']} chunks, {removed['relations']} relations, "
-        f"{removed['entities']} entities, {removed['descriptions']} descriptions"
+        f"removed {counted(len(set(args.doc)), 'document')}: {counted(removed['chunks'], 'chunk')}, "
+        f"{counted(removed['relations'], 'relation')}, {counted(removed['entities'], 'entity', 'entities')}, "
+        f"{counted(removed['descriptions'], 'description')}"
     )
     return 0
 
@@ -241,8 +245,8 @@ def cmd_copy(args: argparse.Namespace) -> int:
         target.save(index)
     stats = index.stats()
     print(
-        f"copied {stats['chunks']} chunks, {stats['entities']} entities, {stats['relations']} relations "
-        f"from {source} to {target}"
+        f"copied {counted(stats['chunks'], 'chunk')}, {counted(stats['entities'], 'entity', 'entities')}, "
+        f"{counted(stats['relations'], 'relation')} from {source} to {target}"
     )
     return 0
 
@@ -265,9 +269,9 @@ def cmd_retype(args: argparse.Namespace) -> int:
     after = typed_share(stats["relation_types"]) or 0.0
     vocabulary = type_vocabulary(stats["relation_types"])
     print(
-        f"retyped {counts['retyped']} relations, merged {counts['merged']} variants; "
-        f"typed {100 * before:.1f}% -> {100 * after:.1f}%, {vocabulary} types besides RELATED; "
-        f"{fresh} texts embedded"
+        f"retyped {counted(counts['retyped'], 'relation')}, merged {counted(counts['merged'], 'variant')}; "
+        f"typed {100 * before:.1f}% -> {100 * after:.1f}%, {counted(vocabulary, 'type')} besides RELATED; "
+        f"{counted(fresh, 'text')} embedded"
     )
     return 0
 

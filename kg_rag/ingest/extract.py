@@ -31,6 +31,7 @@ from kg_rag.model.schema import (
     RELATED,
     canonical_key,
     clean_display_name,
+    is_placeholder,
 )
 from kg_rag.tokens import count_tokens
 
@@ -172,6 +173,9 @@ def apply_extraction(
         if not clean_display_name(ent.name):
             report.skip("empty_entity_name")
             continue
+        if is_placeholder(ent.name):
+            report.skip("placeholder_entity", example=repr(ent.name))
+            continue
         kg.add_entity(ent.name, ent.type, ent.description or None, chunk_id=chunk.id, doc_id=chunk.doc_id)
         report.added["entities"] += 1
     types = {canonical_key(e.name): e.type for e in entities if clean_display_name(e.name)}
@@ -181,6 +185,9 @@ def apply_extraction(
             continue
         if canonical_key(rel.source) == canonical_key(rel.target):
             report.skip("self_loop", example=f"{rel.source!r} -> {rel.target!r}")
+            continue
+        if is_placeholder(rel.source) or is_placeholder(rel.target):
+            report.skip("placeholder_member", example=f"{rel.source!r} -> {rel.target!r}")
             continue
         quote = " ".join(rel.evidence.split()) if rel.evidence else ""
         if quote and quote.casefold() not in haystack:

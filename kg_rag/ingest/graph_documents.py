@@ -14,7 +14,7 @@ from typing import Any
 from kg_rag.ingest.report import IngestReport
 from kg_rag.model import Chunk, KnowledgeGraph
 from kg_rag.model.relation_types import RelationTyper
-from kg_rag.model.schema import canonical_key, clean_display_name
+from kg_rag.model.schema import canonical_key, clean_display_name, is_placeholder
 from kg_rag.tokens import count_tokens
 
 
@@ -60,6 +60,9 @@ def import_graph_documents(
             if not name:
                 report.skip("empty_entity_name")
                 continue
+            if is_placeholder(name):
+                report.skip("placeholder_entity", example=repr(name))
+                continue
             props = _field(node, "properties", {}) or {}
             ntype = _field(node, "type")
             types[canonical_key(name)] = ntype
@@ -74,6 +77,9 @@ def import_graph_documents(
                 continue
             if canonical_key(s) == canonical_key(t):
                 report.skip("self_loop")
+                continue
+            if is_placeholder(s) or is_placeholder(t):
+                report.skip("placeholder_member", example=f"{s!r} -> {t!r}")
                 continue
             props = _field(rel, "properties", {}) or {}
             confidence = props.get("confidence")

@@ -20,7 +20,7 @@ from kg_rag.jsonio import load_json
 from kg_rag.model.graph import KnowledgeGraph
 from kg_rag.model.records import Chunk
 from kg_rag.model.relation_types import RelationTyper
-from kg_rag.model.schema import canonical_key, clean_display_name
+from kg_rag.model.schema import canonical_key, clean_display_name, is_placeholder
 from kg_rag.tokens import count_tokens
 
 logger = logging.getLogger(__name__)
@@ -105,11 +105,15 @@ def import_openie(
             if not isinstance(name, str) or not clean_display_name(name):
                 report.skip("bad_entity")
                 continue
+            if is_placeholder(name):
+                report.skip("placeholder_entity", example=repr(name))
+                continue
             kg.add_entity(name, chunk_id=cid)
         for triple in doc.get("extracted_triples") or []:
             reason = _triple_problem(triple)
             if reason:
-                report.skip(reason, example=f"{triple[0]!r} -> {triple[2]!r}" if reason == "self_loop" else None)
+                shown = reason in ("self_loop", "placeholder_member")
+                report.skip(reason, example=f"{triple[0]!r} -> {triple[2]!r}" if shown else None)
                 continue
             s, p, o = triple
             kg.add_relation(s, o, typer(p), predicate=p, chunk_id=cid, doc_id=cid)
@@ -129,4 +133,6 @@ def _triple_problem(triple: Any) -> str | None:
         return "empty_member"
     if canonical_key(triple[0]) == canonical_key(triple[2]):
         return "self_loop"
+    if is_placeholder(triple[0]) or is_placeholder(triple[2]):
+        return "placeholder_member"
     return None

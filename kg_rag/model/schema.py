@@ -208,6 +208,30 @@ def clean_display_name(name: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", clean_text(str(name))).split())
 
 
+NO_VALUE_NAMES = frozenset(
+    [
+        *"unknown none n/a null unspecified unnamed".split(),
+        *("not specified", "not mentioned", "not stated", "not given", "not known"),
+    ]
+)
+"""What an extractor writes when it has no value, in any case ("Unknown", "N/A", "NULL")."""
+PRONOUN_NAMES = frozenset(
+    "someone somebody something anyone anybody anything nothing he she it they him her them his hers its their "
+    "theirs we our me my you your".split()
+)
+"""Pronouns, placeholders only in lower case: "It" and "Her" are also titles ("us" and "i" are not listed:
+an extractor that lower-cases everything would lose the US and roman numerals)."""
+
+
+def is_placeholder(name: str) -> bool:
+    """Whether an extracted name stands for no entity: an extractor's "unknown" / "none" / "N/A", or a
+    lower-case pronoun. As an entity it would join every passage whose extractor wrote it (in MuSiQue,
+    "Betrayed (1917 film) survives: unknown" linked that film to True Detective's season 2). The price: a
+    work titled "Unknown" or "None" must be extracted with a qualifier ("Unknown (2011 film)") to be kept."""
+    text = clean_display_name(name)
+    return text.casefold() in NO_VALUE_NAMES or (text == text.lower() and text in PRONOUN_NAMES)
+
+
 def _snake(value: str | None) -> str:
     if value is None:
         return ""

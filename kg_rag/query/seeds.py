@@ -39,6 +39,34 @@ def names_entity(name: str, query: str) -> bool:
     return True
 
 
+def gram_spans(gram: str, query: str) -> list[tuple[int, int]]:
+    """Where the query writes a canonical n-gram: character spans of its words, separated by anything that is
+    not a word character (``"hello love"`` in ``"Hello Love's performer"``)."""
+    words = gram.split()
+    if not words:
+        return []
+    pattern = r"(?<!\w)" + r"\W+".join(re.escape(w) for w in words) + r"(?!\w)"
+    try:
+        return [m.span() for m in re.finditer(pattern, query, flags=re.IGNORECASE)]
+    except re.error:  # pragma: no cover - escaped words always compile
+        return []
+
+
+def written_as_name(spans: list[tuple[int, int]], query: str) -> bool:
+    """Whether the query writes the words with a capital or a digit somewhere ("Hello Love", "Damerjog", "3M")
+    rather than as common words ("president", "the east of"). Unknown spans (a name the query writes in
+    another script or spelling) count as written."""
+    return not spans or any(any(ch.isupper() or ch.isdigit() for ch in query[a:b]) for a, b in spans)
+
+
+def inside_longer(spans: list[tuple[int, int]], others: list[list[tuple[int, int]]]) -> bool:
+    """Whether every place the query writes a name lies inside a longer name it also writes ("Meehan" in
+    "Meehan Bonnar"): the longer name is the one the question means."""
+    if not spans:
+        return False
+    return all(any(a <= s and e <= b and (b - a) > (e - s) for o in others for a, b in o) for s, e in spans)
+
+
 def query_grams(text: str) -> list[str]:
     """Every whole-word n-gram of the query's canonical form, longest first (up to ``MAX_NAME_TOKENS``)."""
     tokens = canonical_key(text).split()
@@ -106,17 +134,22 @@ def match_seeds(view: QueryBackend, q: np.ndarray, query_text: str, p: QueryPara
         records = view.entities(np.asarray(lexical, dtype=np.int64)) if lexical else []
         gram_of = {h: k for k, h in found.items()}
         keep, common = [], []
+        proper_spans: dict[int, list[tuple[int, int]]] = {}
         for h, rec in zip(lexical, records):
             gram = gram_of[h]
             if rec is None:
                 continue
-            if names_entity(rec.name, query_text):
-                out.named.add(h)
-                out.proper.add(h)
+            spans = gram_spans(gram, query_text)
+            if names_entity(rec.name, query_text) and written_as_name(spans, query_text):
+                proper_spans[h] = spans
                 keep.append(h)
             elif _word_match(gram):  # any entity name in the query helps find passages about it
                 keep.append(h)
                 common.append(h)
+        for h, spans in proper_spans.items():  # a name inside a longer one the question writes is not named
+            if not inside_longer(spans, [o for k, o in proper_spans.items() if k != h]):
+                out.named.add(h)
+                out.proper.add(h)
         if common:  # a lower-case name names an entity only when few chunks mention it ("film" does not)
             counts = view.mention_counts(np.asarray(common, dtype=np.int64))
             out.named.update(h for h, c in zip(common, counts.tolist()) if c <= 2 * p.top_k_chunks)

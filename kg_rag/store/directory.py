@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from kg_rag.errors import IndexFormatError
+from kg_rag.errors import IndexFormatError, IndexNotFoundError
 from kg_rag.index.build import GraphIndex
 from kg_rag.index.snapshot import CompiledGraph, Snapshot
 from kg_rag.index.vectors import VectorTable
@@ -223,7 +223,9 @@ class DirectoryStore(DocumentWrites):
     # ------------------------------------------------------------------- reading
     def current_generation(self) -> Path:
         if not self.path.is_dir():
-            raise IndexFormatError(self.path, "no such index directory")
+            raise IndexNotFoundError(self.path, "no such index directory")
+        if not self.pointer.is_file():
+            raise IndexNotFoundError(self.path, f"no kg-rag index there ({self.pointer.name} is missing)")
         pointer = F.read_json(self.pointer)
         if not isinstance(pointer, dict) or pointer.get("format") != FORMAT:
             raise IndexFormatError(self.pointer, "not a kg-rag index pointer file")

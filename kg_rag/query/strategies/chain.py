@@ -95,10 +95,12 @@ class Chain(Strategy):
     (strength :func:`link_specificity`; ``edge_weight`` also follows one allowed relation edge, in the
     permitted direction) and gives those chunks a boost of ``weight`` x the picked chunk's query relevance. A
     chunk's score is its own relevance plus its best boost, so the second passage of a multi-hop answer —
-    about the bridge entity, unlike the question — can follow the first. Query entities (seeds) add
-    ``seed_weight`` to the chunks that mention them. A chain links onward only through what a picked chunk
+    about the bridge entity, unlike the question — can follow the first. ``seed_weight`` can add a
+    boost to every chunk that mentions a query entity (seed); it is off by default, since the named-entity
+    coverage below does that job for what the question names, and the other seeds are only what the question
+    resembles (measured: evaluation/README.md). A chain links onward only through what a picked chunk
     adds to the question: never through an entity the question names (unless ``link_named``), since the
-    passages about that entity already rank by their relevance and the seed boost, while the next hop is
+    passages about that entity already rank by their relevance and the coverage boost, while the next hop is
     about the bridge. The question itself links too: each entity it names by a proper name that is specific
     enough to pin down a passage (mentioned in at most twice as many chunks as are returned) gives the chunks
     mentioning it the boost a picked chunk of the best relevance would (``cover_named``), until one of them
@@ -115,8 +117,9 @@ class Chain(Strategy):
     """Boost a linked chunk by this times the relevance of the chunk it is linked from."""
     link_specificity: float = 30.0
     """An entity links chunks fully when at most this many other chunks mention it (less beyond)."""
-    seed_weight: float = 0.1
-    """Extra score for chunks mentioning query-matched entities (times the best relevance)."""
+    seed_weight: float = 0.0
+    """Extra score for chunks mentioning query-matched entities (times the best relevance); 0.1 until the
+    named-entity coverage made it redundant."""
     edge_weight: float = 0.0
     """Also link through one allowed relation edge, at this strength (0 = shared mentions only)."""
     link_named: bool = False
@@ -202,6 +205,7 @@ class Chain(Strategy):
         k = p.top_k_chunks
         chosen: list[int] = []
         picked: list[float] = []
+        graph_at_pick: list[float] = []
         boost: dict[int, float] = {}
         boost_depth: dict[int, int] = {}
         max_depth = p.max_hops  # 0: no links at all, chunks by relevance (and query entities) only
@@ -226,6 +230,8 @@ class Chain(Strategy):
             if t in open_cover:
                 cover_given[t] = cover_value
                 covered |= cover_of[t]
+            # the graph's share of the score that picked it (later picks may still link back to it)
+            graph_at_pick.append(self.weight * boost.get(t, 0.0) + seed_boost.get(t, 0.0) + cover_given.get(t, 0.0))
             depth = boost_depth.get(t, 0) if boost.get(t, 0.0) > 0 else 0
             if depth < max_depth:
                 gain_base = max(float(rel[t]), 0.0)
@@ -236,10 +242,7 @@ class Chain(Strategy):
                         boost_depth[c] = depth + 1
         order = np.asarray(chosen, dtype=I64)
         scores = np.minimum.accumulate(np.asarray(picked, dtype=np.float32)) if picked else np.zeros(0, np.float32)
-        graph = np.asarray(
-            [self.weight * boost.get(c, 0.0) + seed_boost.get(c, 0.0) + cover_given.get(c, 0.0) for c in chosen],
-            np.float32,
-        )
+        graph = np.asarray(graph_at_pick, np.float32)
         # entity scores: what the chosen chunks mention, weighted by chunk rank and specificity, plus the seeds
         entity_scores: dict[int, float] = {}
         if chosen:

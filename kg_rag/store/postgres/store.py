@@ -155,9 +155,14 @@ class PostgresStore(DocumentWrites):
             return row is not None
 
     def meta(self, conn: Any) -> dict[str, Any]:
+        """The index's metadata; :class:`IndexNotFoundError` when the schema holds no index."""
+        if conn.execute("SELECT to_regclass(%s)", (f"{self.schema}.meta",)).fetchone()[0] is None:
+            raise IndexNotFoundError(str(self), f"no kg-rag index there (schema {self.schema!r})")
         rows = conn.execute(f"SELECT key, value FROM {self.schema}.meta").fetchall()
         meta = {k: v for k, v in rows}
         version = meta.get("schema_version")
+        if version is None:
+            raise IndexNotFoundError(str(self), f"no kg-rag index there (schema {self.schema!r})")
         if not isinstance(version, int):
             raise IndexFormatError(f"{self}#{self.schema}.meta", f"missing or invalid schema_version {version!r}")
         if version > S.SCHEMA_VERSION:
@@ -317,7 +322,7 @@ class PostgresStore(DocumentWrites):
         from kg_rag.store.postgres.backend import PostgresBackend
 
         if not self.exists():  # a mistyped kg_schema would otherwise fail later, deep in a query
-            raise IndexNotFoundError(f"{self}: no kg-rag index there (schema {self.schema!r})")
+            raise IndexNotFoundError(str(self), f"no kg-rag index there (schema {self.schema!r})")
         return PostgresBackend(self)
 
     def stats(self) -> dict[str, Any]:
