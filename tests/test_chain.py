@@ -110,3 +110,24 @@ def test_a_question_naming_two_things_gets_a_passage_about_each(bow_embeddings):
     assert uncovered_ids == ["accord", "games", "fair"]  # "fair" only shares Lindora, yet outranks Quillton
     scores = [d.metadata["score"] for d in default_docs]
     assert scores == sorted(scores, reverse=True)
+
+
+def test_an_included_entity_gets_a_passage_however_common(bow_embeddings):
+    """A name many passages share is no anchor of its own accord, but include_entities is the caller asking
+    for it: the chain puts a passage about it among the chunks, and the relations it states can be shown."""
+    kg = KnowledgeGraph()
+    kg.add_chunk(Chunk("main", "Lindora is a city of trade and markets.", "main"))
+    kg.add_relation("Lindora", "trade", "KNOWN_FOR", chunk_id="main")
+    for i in range(12):  # "Harbor Union" is mentioned in 12 passages: more than twice k
+        kg.add_chunk(Chunk(f"h{i}", f"The Harbor Union met in session {i}.", f"h{i}"))
+        kg.add_relation("Harbor Union", f"session {i}", "MET_IN", chunk_id=f"h{i}")
+    for i in range(4):
+        kg.add_chunk(Chunk(f"m{i}", f"Markets of the city sell goods {i}.", f"m{i}"))
+    r = EntityBasedKGRAG.from_graph(kg, bow_embeddings)
+    question = "Which city is known for trade and markets?"
+    plain = [d.metadata["chunk_id"] for d in r.invoke(question, k=3)]
+    result = r.retrieve(question, k=3, include_entities=["Harbor Union"])
+    ids = [c.id for c in result.chunks]
+    assert not any(c.startswith("h") for c in plain)
+    assert sum(c.startswith("h") for c in ids) == 1 and ids[0] == "main"
+    assert any(row.source == "Harbor Union" for row in result.relations)

@@ -148,6 +148,7 @@ def _run(view: QueryBackend, q: np.ndarray, query_text: str, p: QueryParams) -> 
             dict(seeds.similarity),
             frozenset(seeds.named),
             frozenset(seeds.proper),
+            frozenset(seeds.included),
         )
     )
     ranked = [int(x) for x in out.chunks[: p.top_k_chunks]]

@@ -49,7 +49,8 @@ class QueryParams:
     lexical_linking: bool = True
     """Also seed entities whose full name occurs in the query text."""
     include_entities: tuple[str, ...] = ()
-    """Entity names always used as seeds."""
+    """Entity names always used as seeds and as the starting points of paths; the ``chain`` strategy also
+    puts a passage about each among the chunks (however many passages mention it)."""
     exclude_entities: tuple[str, ...] = ()
     """Entity names never used: not as seeds, not in the subgraph, paths, relationship rows or metadata."""
     lexical_weight: float = 0.1

@@ -93,6 +93,8 @@ class Seeds:
     enough to pin down a passage — or the caller included them. Paths start here."""
     proper: set[int] = field(default_factory=set)
     """The named entities written as proper names (their words are names, not relation words)."""
+    included: set[int] = field(default_factory=set)
+    """The entities the caller included (``include_entities``), found and not excluded."""
 
 
 def resolve_names(view: QueryBackend, names: tuple[str, ...]) -> dict[str, int]:
@@ -163,4 +165,5 @@ def match_seeds(view: QueryBackend, q: np.ndarray, query_text: str, p: QueryPara
             out.weights[n] = max(out.weights.get(n, 0.0), 1.0)
             out.named.add(n)
             out.proper.add(n)
+            out.included.add(n)
     return out

@@ -255,11 +255,16 @@ def path_anchors(ws: Workspace, seeds: Seeds, p: QueryParams) -> list[int]:
     """Where paths start: entities the question names that are specific enough to pin down evidence — those
     mentioned in at most twice as many chunks as the context holds. A generic name ("film", a country) in
     the question is no anchor: a path from it would start in whichever passage mentions it. When the
-    question names no such entity, the specific entities it matches by meaning are the anchors."""
+    question names no such entity, the specific entities it matches by meaning are the anchors. Entities the
+    caller included are anchors whatever their specificity: the caller asked for paths from them."""
     named = np.fromiter(sorted(seeds.named), dtype=I64, count=len(seeds.named))
     if named.size:
         counts = ws.mention_counts(named)
-        anchors = [int(h) for h, c in zip(named.tolist(), counts.tolist()) if c <= 2 * p.top_k_chunks]
+        anchors = [
+            int(h)
+            for h, c in zip(named.tolist(), counts.tolist())
+            if c <= 2 * p.top_k_chunks or int(h) in seeds.included
+        ]
         if anchors:
             return anchors
     # the question names no specific entity: start from the specific entities it matches by meaning

@@ -36,6 +36,8 @@ class StrategyInput:
     """The entities the question names (or the caller included): what it is about, not what it asks."""
     proper: frozenset[int] = frozenset()
     """The named entities written as proper names (or included by the caller), not as common words."""
+    included: frozenset[int] = frozenset()
+    """The entities the caller included (``include_entities``)."""
 
 
 @dataclass

@@ -70,15 +70,19 @@ def walk_continuations(ws: Workspace, entities: np.ndarray) -> Pairs:
     return Pairs(np.asarray(left, dtype=I64), np.asarray(right, dtype=I64))
 
 
-def named_passages(ws: Workspace, proper: frozenset[int], walk_filtered: bool) -> dict[int, frozenset[int]]:
+def named_passages(
+    ws: Workspace, proper: frozenset[int], walk_filtered: bool, included: frozenset[int] = frozenset()
+) -> dict[int, frozenset[int]]:
     """Local chunk position -> the specific proper-named question entities it mentions (under type or
     direction filters: states an allowed relation of). An entity is specific when at most twice as many chunks
-    as are returned mention it — a name that many passages share ("France") pins down none of them."""
+    as are returned mention it — a name that many passages share ("France") pins down none of them — unless
+    the caller included it: then a passage about it is wanted whatever its specificity."""
     blocked = ws.edge_filter.blocked
-    ents = np.asarray(sorted(e for e in proper if e not in blocked), dtype=I64)
+    ents = np.asarray(sorted(e for e in proper | included if e not in blocked), dtype=I64)
     if ents.size == 0:
         return {}
-    ents = ents[ws.mention_counts(ents) <= 2 * ws.params.top_k_chunks]
+    wanted = np.isin(ents, np.fromiter(included, dtype=I64, count=len(included))) if included else False
+    ents = ents[(ws.mention_counts(ents) <= 2 * ws.params.top_k_chunks) | wanted]
     if ents.size == 0:
         return {}
     pairs = ws.entity_chunks(ents) if not walk_filtered else walk_continuations(ws, ents)
@@ -174,7 +178,7 @@ class Chain(Strategy):
                         seed_boost[i] = value
 
         # the question links to the passages about what it names, until each named entity has one picked
-        cover_of = named_passages(ws, s.proper, walk_filtered) if self.cover_named else {}
+        cover_of = named_passages(ws, s.proper, walk_filtered, s.included) if self.cover_named else {}
         cover_value = self.weight * top_relevance
         covered: set[int] = set()
         cover_given: dict[int, float] = {}
