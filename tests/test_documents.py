@@ -79,9 +79,11 @@ def test_hygiene_binary_encodings_empty_pdfs_and_links(tmp_path):
     secret = tmp_path / "outside.txt"
     secret.write_text("SECRET outside the folder")
     (root / "link.txt").symlink_to(secret)
+    (root / "gone.md").symlink_to(root / "deleted.md")  # a link to nothing inside the folder
     report = IngestReport()
     docs = {d.metadata["doc_id"]: d.page_content for d in load_documents(root, report=report)}
     assert set(docs) == {"docs/latin1.txt", "docs/utf16.txt"}
+    assert report.skipped["broken_link"] == 1 and "gone.md" in report.examples["broken_link"][0]
     assert docs["docs/latin1.txt"].startswith("Café Müller") and "\ufffd" not in docs["docs/latin1.txt"]
     assert docs["docs/utf16.txt"] == "Grüße aus Köln" and "\x00" not in docs["docs/utf16.txt"]
     assert report.skipped["binary_file"] == 1 and report.skipped["link_outside_folder"] == 1

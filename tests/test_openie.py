@@ -132,3 +132,42 @@ def test_placeholder_names_become_no_entity(tmp_path):
     assert "'Betrayed' -> 'unknown'" in report.examples["placeholder_member"]
     assert kg.get_entity("unknown") is None and kg.get_entity("it") is not None  # "It" the novel
     assert [r.target for r in kg.find_relations("It", "Stephen King")] == ["stephen king"]
+
+
+def test_lists_that_are_strings_and_empty_passages_are_counted_not_read(tmp_path):
+    """A string where the triple or entity list belongs used to be read letter by letter (one-letter
+    entities); a `passage: null` became an empty chunk."""
+    openie = {
+        "docs": [
+            {"passage": "Lyon\nLyon is in France.", "extracted_entities": "Lyon", "extracted_triples": "Lyon in"},
+            {"passage": None, "extracted_entities": ["Ghost"], "extracted_triples": [["Ghost", "in", "Nowhere"]]},
+            {"passage": "Paris\nParis is in France.", "extracted_triples": [["Paris", "is in", "France"]]},
+        ]
+    }
+    (tmp_path / "o.json").write_text(json.dumps(openie))
+    kg = KnowledgeGraph()
+    report = import_openie(kg, tmp_path / "o.json")
+    assert report.skipped["entities_not_a_list"] == 1 and report.skipped["triples_not_a_list"] == 1
+    assert report.skipped["empty_passage"] == 1
+    assert len(kg.chunks) == 2 and all(c.text.strip() for c in kg.chunks.values())
+    assert kg.get_entity("L") is None and kg.get_entity("Ghost") is None
+    assert kg.find_relations("Paris", "France")
+
+
+def test_a_paragraph_in_a_name_field_is_no_entity(tmp_path):
+    long_name = "Lyon " + "and more words " * 40_000  # ~600 000 characters
+    openie = {
+        "docs": [
+            {
+                "passage": "Lyon\nLyon is in France.",
+                "extracted_entities": [long_name, "Lyon"],
+                "extracted_triples": [[long_name, "is in", "France"], ["Lyon", "is in", "France"]],
+            }
+        ]
+    }
+    (tmp_path / "o.json").write_text(json.dumps(openie))
+    kg = KnowledgeGraph()
+    report = import_openie(kg, tmp_path / "o.json")
+    assert report.skipped["long_name_entity"] == 1 and report.skipped["long_name_member"] == 1
+    assert len(report.examples["long_name_member"][0]) < 200  # the report names it without printing it
+    assert {e.name for e in kg.entities()} == {"Lyon", "France"}

@@ -20,7 +20,7 @@ from kg_rag.jsonio import load_json
 from kg_rag.model.graph import KnowledgeGraph
 from kg_rag.model.records import Chunk
 from kg_rag.model.relation_types import RelationTyper
-from kg_rag.model.schema import canonical_key, clean_display_name, is_placeholder
+from kg_rag.model.schema import canonical_key, clean_display_name, name_problem, shown_name
 from kg_rag.tokens import count_tokens
 
 logger = logging.getLogger(__name__)
@@ -73,11 +73,16 @@ def import_openie(
         raise ValueError(f"{corpus}: expected a list of {{title, text}} passages")
     source = str(corpus) if isinstance(corpus, (str, Path)) else "corpus"
     by_text: dict[str, int] = {}
+    added: set[int] = set()
     for i, p in enumerate(passages):
         if not isinstance(p, dict) or not isinstance(p.get("text"), str):
             report.skip("bad_passage")
             continue
+        if not p["text"].strip():  # `"passage": null` or blank: nothing to retrieve
+            report.skip("empty_passage")
+            continue
         by_text.setdefault(p["text"], i)
+        added.add(i)
         cid = passage_id(i)
         kg.add_chunk(
             Chunk(
@@ -100,20 +105,30 @@ def import_openie(
         if idx is None:
             report.skip("passage_not_in_corpus")
             continue
+        if idx not in added:  # its passage was skipped (and counted) above
+            continue
         cid = passage_id(idx)
-        for name in doc.get("extracted_entities") or []:
+        names, triples = doc.get("extracted_entities") or [], doc.get("extracted_triples") or []
+        if not isinstance(names, list):  # a string would be read letter by letter
+            report.skip("entities_not_a_list")
+            names = []
+        if not isinstance(triples, list):
+            report.skip("triples_not_a_list")
+            triples = []
+        for name in names:
             if not isinstance(name, str) or not clean_display_name(name):
                 report.skip("bad_entity")
                 continue
-            if is_placeholder(name):
-                report.skip("placeholder_entity", example=repr(name))
+            problem = name_problem(name)
+            if problem:
+                report.skip(f"{problem}_entity", example=shown_name(name))
                 continue
             kg.add_entity(name, chunk_id=cid)
-        for triple in doc.get("extracted_triples") or []:
+        for triple in triples:
             reason = _triple_problem(triple)
             if reason:
-                shown = reason in ("self_loop", "placeholder_member")
-                report.skip(reason, example=f"{triple[0]!r} -> {triple[2]!r}" if shown else None)
+                shown = reason in ("self_loop", "placeholder_member", "long_name_member")
+                report.skip(reason, example=f"{shown_name(triple[0])} -> {shown_name(triple[2])}" if shown else None)
                 continue
             s, p, o = triple
             kg.add_relation(s, o, typer(p), predicate=p, chunk_id=cid, doc_id=cid)
@@ -133,6 +148,5 @@ def _triple_problem(triple: Any) -> str | None:
         return "empty_member"
     if canonical_key(triple[0]) == canonical_key(triple[2]):
         return "self_loop"
-    if is_placeholder(triple[0]) or is_placeholder(triple[2]):
-        return "placeholder_member"
-    return None
+    problem = name_problem(triple[0]) or name_problem(triple[2])
+    return f"{problem}_member" if problem else None

@@ -232,6 +232,26 @@ def is_placeholder(name: str) -> bool:
     return text.casefold() in NO_VALUE_NAMES or (text == text.lower() and text in PRONOUN_NAMES)
 
 
+MAX_NAME_CHARS = 500
+"""Longest entity name kept. MuSiQue's longest OpenIE name has 352 characters; a longer "name" is a
+paragraph an extractor put in the wrong field, and would fill the context as a name."""
+
+
+def name_problem(name: str) -> str | None:
+    """Why an extracted name cannot be an entity (``"placeholder"``, ``"long_name"``), or ``None``."""
+    if is_placeholder(name):
+        return "placeholder"
+    if len(clean_display_name(name)) > MAX_NAME_CHARS:
+        return "long_name"
+    return None
+
+
+def shown_name(name: str, limit: int = 60) -> str:
+    """A name for a report example: quoted, and cut with its length when long."""
+    text = clean_display_name(name)
+    return repr(text) if len(text) <= limit else f"{text[:limit]!r}... ({len(text)} characters)"
+
+
 def _snake(value: str | None) -> str:
     if value is None:
         return ""
