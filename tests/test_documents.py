@@ -80,6 +80,8 @@ def test_hygiene_binary_encodings_empty_pdfs_and_links(tmp_path):
     secret.write_text("SECRET outside the folder")
     (root / "link.txt").symlink_to(secret)
     (root / "gone.md").symlink_to(root / "deleted.md")  # a link to nothing inside the folder
+    (root / "sub").mkdir()
+    (root / "folder.md").symlink_to(root / "sub")  # a link to a folder is no file, and not broken
     report = IngestReport()
     docs = {d.metadata["doc_id"]: d.page_content for d in load_documents(root, report=report)}
     assert set(docs) == {"docs/latin1.txt", "docs/utf16.txt"}

@@ -111,6 +111,17 @@ def test_short_and_stop_word_names_link_as_whole_tokens_with_matching_case(short
         # "President" is a name in the index, but the question writes "president" as a word
         ("Who was the first president of Damerjog's country?", {"Damerjog"}, {"Damerjog", "President"}),
         ("Where does Meehan lie, and whom did the President meet?", {"Meehan", "President"}, {"Meehan", "President"}),
+        # "Beatles song" is not written as one name ("song"), so it does not stand for the band
+        ("Which Beatles song came first?", {"Beatles", "Beatles song"}, {"Beatles", "Beatles song"}),
+        # a title keeps its small words and stands for the names inside it
+        ("When was What a Wonderful World made?", {"What a Wonderful World"}, {"What a Wonderful World"}),
+        ("What did EO_14028 replace?", {"EO 14028"}, {"EO 14028"}),  # "_" separates words, as keys read it
+        # typed all in lower case: case says nothing, so the names count as written (longest still first)
+        (
+            "where was meehan bonnar born, and who was president?",
+            {"Meehan Bonnar", "President"},
+            {"Meehan Bonnar", "President"},
+        ),
     ],
 )
 def test_a_question_names_what_it_writes_as_a_name_longest_first(query, proper, named):
@@ -123,7 +134,8 @@ def test_a_question_names_what_it_writes_as_a_name_longest_first(query, proper, 
     from kg_rag.query.seeds import match_seeds
     from kg_rag.store.base import EdgeFilter
 
-    entities = ["Meehan Bonnar", "Meehan", "President", "Damerjog"]
+    entities = ["Meehan Bonnar", "Meehan", "President", "Damerjog", "Beatles", "Beatles song", "John Lennon"]
+    entities += ["What a Wonderful World", "Wonderful World", "EO 14028", "EO"]
     kg = KnowledgeGraph()
     for i, name in enumerate(entities):
         kg.add_chunk(Chunk(f"c{i}", f"{name} is mentioned here.", f"d{i}"))

@@ -171,3 +171,28 @@ def test_a_paragraph_in_a_name_field_is_no_entity(tmp_path):
     assert report.skipped["long_name_entity"] == 1 and report.skipped["long_name_member"] == 1
     assert len(report.examples["long_name_member"][0]) < 200  # the report names it without printing it
     assert {e.name for e in kg.entities()} == {"Lyon", "France"}
+
+
+def test_a_blank_passage_never_lends_its_triples_to_another(tmp_path):
+    """After a junk doc, a blank passage's triples used to land on the next real passage by position."""
+    openie = {
+        "docs": [
+            "junk",
+            {
+                "passage": None,
+                "extracted_entities": ["Yvonne Blank"],
+                "extracted_triples": [["Yvonne Blank", "in", "Nowhere"]],
+            },
+            {"passage": "Bea\nBea lives in Berlin.", "extracted_triples": [["Bea", "lives in", "Berlin"]]},
+        ]
+    }
+    (tmp_path / "o.json").write_text(json.dumps(openie))
+    kg = KnowledgeGraph()
+    report = import_openie(kg, tmp_path / "o.json")
+    assert report.skipped["bad_doc"] == 1 and report.skipped["empty_passage"] == 1
+    assert kg.get_entity("Yvonne Blank") is None and kg.get_entity("Nowhere") is None
+    (tmp_path / "c.json").write_text(json.dumps([{"title": "Bea", "text": "Bea lives in Berlin."}]))
+    kg2 = KnowledgeGraph()
+    report2 = import_openie(kg2, tmp_path / "o.json", tmp_path / "c.json")
+    assert report2.skipped["empty_passage"] == 1 and "passage_not_in_corpus" not in report2.skipped
+    assert kg2.get_entity("Yvonne Blank") is None and kg2.find_relations("Bea", "Berlin")

@@ -152,6 +152,7 @@ def test_placeholder_names():
     from kg_rag.model.schema import is_placeholder
 
     dropped = ["unknown", "Unknown", "UNKNOWN", " N/A ", "NULL", "None", "not specified", "it", "they", "her"]
+    dropped += ["(unknown)", "Unknown.", "n.a.", "they."]
     kept = ["It", "Her", "US", "us", "i", "I", "Unknown (2011 film)", "Na", "Nothing Hill", "itinerary"]
     assert [n for n in dropped if not is_placeholder(n)] == []
     assert [n for n in kept if is_placeholder(n)] == []

@@ -73,7 +73,7 @@ def load_documents(
         if not _inside(file, resolved_root if root.is_dir() else resolved_root.parent, follow_links, report):
             continue
         if not file.is_file():
-            if file.is_symlink():  # a link to nothing: say so rather than lose the file silently
+            if file.is_symlink() and not file.exists():  # a link to nothing: say so, not lose it silently
                 report.skip("broken_link", example=f"{file} -> {_path_text(str(file.readlink()))}")
                 logger.warning("%s: a link to a file that does not exist; skipped", file)
             continue

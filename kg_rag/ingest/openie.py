@@ -53,7 +53,7 @@ def import_openie(
     Relations are typed from their predicates over the whole graph (:meth:`KnowledgeGraph.retype`):
     ``was born in`` -> ``BORN_IN``; the original predicate stays on the relation.
 
-    With a corpus, each OpenIE doc is matched to its passage by exact text (falling back to position);
+    With a corpus, each OpenIE doc is matched to its passage by exact text;
     corpus passages without OpenIE output are still added as chunks. Chunk ids are ``passage-NNNNN``
     by corpus position, the chunk text is the passage text, the title goes to metadata.
     """
@@ -73,7 +73,6 @@ def import_openie(
         raise ValueError(f"{corpus}: expected a list of {{title, text}} passages")
     source = str(corpus) if isinstance(corpus, (str, Path)) else "corpus"
     by_text: dict[str, int] = {}
-    added: set[int] = set()
     for i, p in enumerate(passages):
         if not isinstance(p, dict) or not isinstance(p.get("text"), str):
             report.skip("bad_passage")
@@ -82,7 +81,6 @@ def import_openie(
             report.skip("empty_passage")
             continue
         by_text.setdefault(p["text"], i)
-        added.add(i)
         cid = passage_id(i)
         kg.add_chunk(
             Chunk(
@@ -94,18 +92,18 @@ def import_openie(
             )
         )
         report.added["chunks"] += 1
-    for pos, doc in enumerate(tqdm(docs, desc="importing OpenIE", disable=not progress)):
+    for doc in tqdm(docs, desc="importing OpenIE", disable=not progress):
         if not isinstance(doc, dict):
             report.skip("bad_doc")
             continue
         _, text = _split_passage(doc)
+        if not text.strip():  # no passage to attach its triples to (without a corpus: counted above)
+            if corpus is not None:
+                report.skip("empty_passage")
+            continue
         idx = by_text.get(text)
-        if idx is None and pos < len(passages) and isinstance(passages[pos], dict) and not corpus:
-            idx = pos
         if idx is None:
             report.skip("passage_not_in_corpus")
-            continue
-        if idx not in added:  # its passage was skipped (and counted) above
             continue
         cid = passage_id(idx)
         names, triples = doc.get("extracted_entities") or [], doc.get("extracted_triples") or []

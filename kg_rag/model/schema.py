@@ -223,13 +223,17 @@ PRONOUN_NAMES = frozenset(
 an extractor that lower-cases everything would lose the US and roman numerals)."""
 
 
+_NO_VALUE_KEYS = frozenset(canonical_key(n) for n in NO_VALUE_NAMES)
+
+
 def is_placeholder(name: str) -> bool:
     """Whether an extracted name stands for no entity: an extractor's "unknown" / "none" / "N/A", or a
     lower-case pronoun. As an entity it would join every passage whose extractor wrote it (in MuSiQue,
     "Betrayed (1917 film) survives: unknown" linked that film to True Detective's season 2). The price: a
     work titled "Unknown" or "None" must be extracted with a qualifier ("Unknown (2011 film)") to be kept."""
     text = clean_display_name(name)
-    return text.casefold() in NO_VALUE_NAMES or (text == text.lower() and text in PRONOUN_NAMES)
+    key = canonical_key(text)  # "(unknown)", "Unknown." and "n.a." share the key the rule is about
+    return key in _NO_VALUE_KEYS or (text == text.lower() and key in PRONOUN_NAMES)
 
 
 MAX_NAME_CHARS = 500

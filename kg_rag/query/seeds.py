@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from kg_rag.model.schema import canonical_key
+from kg_rag.query.history import MAX_QUERY_CHARS
 from kg_rag.query.params import QueryParams
 from kg_rag.store.base import EdgeFilter, QueryBackend
 
@@ -39,13 +41,21 @@ def names_entity(name: str, query: str) -> bool:
     return True
 
 
+_ALNUM_BEFORE = r"(?<![^\W_])"  # not preceded by a letter or digit ("_" separates, as canonical keys read it)
+_ALNUM_AFTER = r"(?![^\W_])"
+NAME_CONNECTORS = frozenset("de la le les von van der den du da di del y al bin upon".split())
+"""Lower-case words a proper name may contain besides the stop-words ("Ludwig van Beethoven"; "Bank of
+America", "What a Wonderful World" and "Pride and Prejudice" are covered by the stop-words)."""
+
+
 def gram_spans(gram: str, query: str) -> list[tuple[int, int]]:
     """Where the query writes a canonical n-gram: character spans of its words, separated by anything that is
-    not a word character (``"hello love"`` in ``"Hello Love's performer"``)."""
+    not a letter or digit (``"hello love"`` in ``"Hello Love's performer"``, ``"eo 14028"`` in ``EO_14028``).
+    Names whose canonical form folds letters (``ß`` -> ``ss``) are not found, and count as written."""
     words = gram.split()
     if not words:
         return []
-    pattern = r"(?<!\w)" + r"\W+".join(re.escape(w) for w in words) + r"(?!\w)"
+    pattern = _ALNUM_BEFORE + r"[\W_]+".join(re.escape(w) for w in words) + _ALNUM_AFTER
     try:
         return [m.span() for m in re.finditer(pattern, query, flags=re.IGNORECASE)]
     except re.error:  # pragma: no cover - escaped words always compile
@@ -54,14 +64,33 @@ def gram_spans(gram: str, query: str) -> list[tuple[int, int]]:
 
 def written_as_name(spans: list[tuple[int, int]], query: str) -> bool:
     """Whether the query writes the words with a capital or a digit somewhere ("Hello Love", "Damerjog", "3M")
-    rather than as common words ("president", "the east of"). Unknown spans (a name the query writes in
-    another script or spelling) count as written."""
-    return not spans or any(any(ch.isupper() or ch.isdigit() for ch in query[a:b]) for a, b in spans)
+    rather than as common words ("president", "the east of"). Case is evidence only from a writer who uses
+    it: in a query typed all in lower case every name counts as written. Unknown spans (a name the query
+    writes in another script or spelling) count as written too."""
+    if not spans or not any(ch.isupper() for ch in query):
+        return True
+    return any(any(ch.isupper() or ch.isdigit() for ch in query[a:b]) for a, b in spans)
+
+
+def name_like(span: tuple[int, int], query: str) -> bool:
+    """Whether the query writes a span as one proper name: every word capitalised, a digit, a stop-word or a
+    name particle ("of", "a", "van"). "Meehan Bonnar", "What a Wonderful World" and "Microsoft CEO" are;
+    "Beatles song" is not. In a query typed all in lower case every span is."""
+    if not any(ch.isupper() for ch in query):
+        return True
+    words = [w for w in re.split(r"[\s,;:]+", query[span[0] : span[1]]) if w]
+    return all(
+        w.casefold() in NAME_CONNECTORS
+        or w.casefold() in _STOP
+        or next((ch.isupper() or ch.isdigit() for ch in w if ch.isalnum()), True)
+        for w in words
+    )
 
 
 def inside_longer(spans: list[tuple[int, int]], others: list[list[tuple[int, int]]]) -> bool:
     """Whether every place the query writes a name lies inside a longer name it also writes ("Meehan" in
-    "Meehan Bonnar"): the longer name is the one the question means."""
+    "Meehan Bonnar"): the longer name is the one the question means. ``others`` holds only the spans of
+    longer candidates that may suppress (see :func:`match_seeds`)."""
     if not spans:
         return False
     return all(any(a <= s and e <= b and (b - a) > (e - s) for o in others for a, b in o) for s, e in spans)
@@ -131,7 +160,8 @@ def match_seeds(view: QueryBackend, q: np.ndarray, query_text: str, p: QueryPara
                 for node in ends:
                     out.weights[node] = max(out.weights.get(node, 0.0), s)
     if p.lexical_linking:
-        found = view.lookup_entities(query_grams(query_text))
+        text = unicodedata.normalize("NFKC", query_text[:MAX_QUERY_CHARS])  # as names are read; bounded work
+        found = view.lookup_entities(query_grams(text))
         lexical = [h for h in dict.fromkeys(found.values()) if h not in blocked]
         records = view.entities(np.asarray(lexical, dtype=np.int64)) if lexical else []
         gram_of = {h: k for k, h in found.items()}
@@ -141,15 +171,18 @@ def match_seeds(view: QueryBackend, q: np.ndarray, query_text: str, p: QueryPara
             gram = gram_of[h]
             if rec is None:
                 continue
-            spans = gram_spans(gram, query_text)
-            if names_entity(rec.name, query_text) and written_as_name(spans, query_text):
+            spans = gram_spans(gram, text)
+            if names_entity(rec.name, text) and written_as_name(spans, text):
                 proper_spans[h] = spans
                 keep.append(h)
             elif _word_match(gram):  # any entity name in the query helps find passages about it
                 keep.append(h)
                 common.append(h)
-        for h, spans in proper_spans.items():  # a name inside a longer one the question writes is not named
-            if not inside_longer(spans, [o for k, o in proper_spans.items() if k != h]):
+        # a name inside a longer one the question writes as one name is not named ("Meehan" in "Meehan
+        # Bonnar", "Virginia" in "West Virginia"; but "Beatles" in "Beatles song" is)
+        suppressors = {h: [sp for sp in spans if name_like(sp, text)] for h, spans in proper_spans.items()}
+        for h, spans in proper_spans.items():
+            if not inside_longer(spans, [o for k, o in suppressors.items() if k != h]):
                 out.named.add(h)
                 out.proper.add(h)
         if common:  # a lower-case name names an entity only when few chunks mention it ("film" does not)

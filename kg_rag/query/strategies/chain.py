@@ -76,7 +76,8 @@ def named_passages(
     """Local chunk position -> the specific proper-named question entities it mentions (under type or
     direction filters: states an allowed relation of). An entity is specific when at most twice as many chunks
     as are returned mention it — a name that many passages share ("France") pins down none of them — unless
-    the caller included it: then a passage about it is wanted whatever its specificity."""
+    the caller included it: then a passage about it is wanted whatever its specificity (so every chunk that
+    mentions a very common included entity is scored — the price of asking for it)."""
     blocked = ws.edge_filter.blocked
     ents = np.asarray(sorted(e for e in proper | included if e not in blocked), dtype=I64)
     if ents.size == 0:
