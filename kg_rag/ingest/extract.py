@@ -31,8 +31,6 @@ from kg_rag.model.schema import (
     RELATED,
     canonical_key,
     clean_display_name,
-    name_problem,
-    shown_name,
 )
 from kg_rag.tokens import count_tokens
 
@@ -174,9 +172,7 @@ def apply_extraction(
         if not clean_display_name(ent.name):
             report.skip("empty_entity_name")
             continue
-        problem = name_problem(ent.name)
-        if problem:
-            report.skip(f"{problem}_entity", example=shown_name(ent.name))
+        if report.refuses("entity", ent.name):
             continue
         kg.add_entity(ent.name, ent.type, ent.description or None, chunk_id=chunk.id, doc_id=chunk.doc_id)
         report.added["entities"] += 1
@@ -188,9 +184,7 @@ def apply_extraction(
         if canonical_key(rel.source) == canonical_key(rel.target):
             report.skip("self_loop", example=f"{rel.source!r} -> {rel.target!r}")
             continue
-        problem = name_problem(rel.source) or name_problem(rel.target)
-        if problem:
-            report.skip(f"{problem}_member", example=f"{shown_name(rel.source)} -> {shown_name(rel.target)}")
+        if report.refuses("member", rel.source, rel.target):
             continue
         quote = " ".join(rel.evidence.split()) if rel.evidence else ""
         if quote and quote.casefold() not in haystack:

@@ -14,7 +14,7 @@ from typing import Any
 from kg_rag.ingest.report import IngestReport
 from kg_rag.model import Chunk, KnowledgeGraph
 from kg_rag.model.relation_types import RelationTyper
-from kg_rag.model.schema import canonical_key, clean_display_name, name_problem, shown_name
+from kg_rag.model.schema import canonical_key, clean_display_name
 from kg_rag.tokens import count_tokens
 
 
@@ -60,9 +60,7 @@ def import_graph_documents(
             if not name:
                 report.skip("empty_entity_name")
                 continue
-            problem = name_problem(name)
-            if problem:
-                report.skip(f"{problem}_entity", example=shown_name(name))
+            if report.refuses("entity", name):
                 continue
             props = _field(node, "properties", {}) or {}
             ntype = _field(node, "type")
@@ -79,9 +77,7 @@ def import_graph_documents(
             if canonical_key(s) == canonical_key(t):
                 report.skip("self_loop")
                 continue
-            problem = name_problem(s) or name_problem(t)
-            if problem:
-                report.skip(f"{problem}_member", example=f"{shown_name(s)} -> {shown_name(t)}")
+            if report.refuses("member", s, t):
                 continue
             props = _field(rel, "properties", {}) or {}
             confidence = props.get("confidence")

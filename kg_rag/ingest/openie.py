@@ -20,7 +20,7 @@ from kg_rag.jsonio import load_json
 from kg_rag.model.graph import KnowledgeGraph
 from kg_rag.model.records import Chunk
 from kg_rag.model.relation_types import RelationTyper
-from kg_rag.model.schema import canonical_key, clean_display_name, name_problem, shown_name
+from kg_rag.model.schema import canonical_key, clean_display_name, shown_name
 from kg_rag.tokens import count_tokens
 
 logger = logging.getLogger(__name__)
@@ -117,16 +117,16 @@ def import_openie(
             if not isinstance(name, str) or not clean_display_name(name):
                 report.skip("bad_entity")
                 continue
-            problem = name_problem(name)
-            if problem:
-                report.skip(f"{problem}_entity", example=shown_name(name))
+            if report.refuses("entity", name):
                 continue
             kg.add_entity(name, chunk_id=cid)
         for triple in triples:
             reason = _triple_problem(triple)
             if reason:
-                shown = reason in ("self_loop", "placeholder_member", "long_name_member")
+                shown = reason == "self_loop"
                 report.skip(reason, example=f"{shown_name(triple[0])} -> {shown_name(triple[2])}" if shown else None)
+                continue
+            if report.refuses("member", triple[0], triple[2]):
                 continue
             s, p, o = triple
             kg.add_relation(s, o, typer(p), predicate=p, chunk_id=cid, doc_id=cid)
@@ -146,5 +146,4 @@ def _triple_problem(triple: Any) -> str | None:
         return "empty_member"
     if canonical_key(triple[0]) == canonical_key(triple[2]):
         return "self_loop"
-    problem = name_problem(triple[0]) or name_problem(triple[2])
-    return f"{problem}_member" if problem else None
+    return None

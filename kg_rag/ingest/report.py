@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from kg_rag.model.schema import clean_text
+from kg_rag.model.schema import clean_text, name_problem, shown_name
 
 
 @dataclass
@@ -37,6 +37,15 @@ class IngestReport:
         self.warnings[reason] += n
         if example is not None:
             self.example(reason, example)
+
+    def refuses(self, kind: str, *names: str) -> bool:
+        """Whether one of ``names`` cannot be an entity (:func:`~kg_rag.model.schema.name_problem`: a
+        placeholder such as "unknown", or a paragraph); if so it is counted as ``<problem>_<kind>``
+        (``placeholder_entity``, ``long_name_member``) with the names as the example."""
+        problem = next((found for found in map(name_problem, names) if found), None)
+        if problem:
+            self.skip(f"{problem}_{kind}", example=" -> ".join(shown_name(n) for n in names))
+        return problem is not None
 
     def example(self, reason: str, text: str) -> None:
         text = clean_text(text)  # a file name may carry lone surrogates; the report is stored with the index

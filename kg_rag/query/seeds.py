@@ -62,21 +62,21 @@ def gram_spans(gram: str, query: str) -> list[tuple[int, int]]:
         return []
 
 
-def written_as_name(spans: list[tuple[int, int]], query: str) -> bool:
+def written_as_name(spans: list[tuple[int, int]], query: str, cased: bool = True) -> bool:
     """Whether the query writes the words with a capital or a digit somewhere ("Hello Love", "Damerjog", "3M")
     rather than as common words ("president", "the east of"). Case is evidence only from a writer who uses
     it: in a query typed all in lower case every name counts as written. Unknown spans (a name the query
-    writes in another script or spelling) count as written too."""
-    if not spans or not any(ch.isupper() for ch in query):
+    writes in another script or spelling) count as written too. ``cased``: the query has a capital anywhere."""
+    if not spans or not cased:
         return True
     return any(any(ch.isupper() or ch.isdigit() for ch in query[a:b]) for a, b in spans)
 
 
-def name_like(span: tuple[int, int], query: str) -> bool:
+def name_like(span: tuple[int, int], query: str, cased: bool = True) -> bool:
     """Whether the query writes a span as one proper name: every word capitalised, a digit, a stop-word or a
     name particle ("of", "a", "van"). "Meehan Bonnar", "What a Wonderful World" and "Microsoft CEO" are;
-    "Beatles song" is not. In a query typed all in lower case every span is."""
-    if not any(ch.isupper() for ch in query):
+    "Beatles song" is not. In a query typed all in lower case (``cased`` false) every span is."""
+    if not cased:
         return True
     words = [w for w in re.split(r"[\s,;:]+", query[span[0] : span[1]]) if w]
     return all(
@@ -165,6 +165,7 @@ def match_seeds(view: QueryBackend, q: np.ndarray, query_text: str, p: QueryPara
         lexical = [h for h in dict.fromkeys(found.values()) if h not in blocked]
         records = view.entities(np.asarray(lexical, dtype=np.int64)) if lexical else []
         gram_of = {h: k for k, h in found.items()}
+        cased = any(ch.isupper() for ch in text)  # case is evidence only from a writer who uses it
         keep, common = [], []
         proper_spans: dict[int, list[tuple[int, int]]] = {}
         for h, rec in zip(lexical, records):
@@ -172,7 +173,7 @@ def match_seeds(view: QueryBackend, q: np.ndarray, query_text: str, p: QueryPara
             if rec is None:
                 continue
             spans = gram_spans(gram, text)
-            if names_entity(rec.name, text) and written_as_name(spans, text):
+            if names_entity(rec.name, text) and written_as_name(spans, text, cased):
                 proper_spans[h] = spans
                 keep.append(h)
             elif _word_match(gram):  # any entity name in the query helps find passages about it
@@ -180,7 +181,7 @@ def match_seeds(view: QueryBackend, q: np.ndarray, query_text: str, p: QueryPara
                 common.append(h)
         # a name inside a longer one the question writes as one name is not named ("Meehan" in "Meehan
         # Bonnar", "Virginia" in "West Virginia"; but "Beatles" in "Beatles song" is)
-        suppressors = {h: [sp for sp in spans if name_like(sp, text)] for h, spans in proper_spans.items()}
+        suppressors = {h: [sp for sp in spans if name_like(sp, text, cased)] for h, spans in proper_spans.items()}
         for h, spans in proper_spans.items():
             if not inside_longer(spans, [o for k, o in suppressors.items() if k != h]):
                 out.named.add(h)

@@ -154,15 +154,18 @@ class PostgresStore(DocumentWrites):
             row = conn.execute(f"SELECT value FROM {self.schema}.meta WHERE key = 'schema_version'").fetchone()
             return row is not None
 
+    def _not_found(self) -> IndexNotFoundError:
+        return IndexNotFoundError(str(self), f"no kg-rag index there (schema {self.schema!r})")
+
     def meta(self, conn: Any) -> dict[str, Any]:
         """The index's metadata; :class:`IndexNotFoundError` when the schema holds no index."""
         if conn.execute("SELECT to_regclass(%s)", (f"{self.schema}.meta",)).fetchone()[0] is None:
-            raise IndexNotFoundError(str(self), f"no kg-rag index there (schema {self.schema!r})")
+            raise self._not_found()
         rows = conn.execute(f"SELECT key, value FROM {self.schema}.meta").fetchall()
         meta = {k: v for k, v in rows}
         version = meta.get("schema_version")
         if version is None:
-            raise IndexNotFoundError(str(self), f"no kg-rag index there (schema {self.schema!r})")
+            raise self._not_found()
         if not isinstance(version, int):
             raise IndexFormatError(f"{self}#{self.schema}.meta", f"missing or invalid schema_version {version!r}")
         if version > S.SCHEMA_VERSION:
@@ -322,7 +325,7 @@ class PostgresStore(DocumentWrites):
         from kg_rag.store.postgres.backend import PostgresBackend
 
         if not self.exists():  # a mistyped kg_schema would otherwise fail later, deep in a query
-            raise IndexNotFoundError(str(self), f"no kg-rag index there (schema {self.schema!r})")
+            raise self._not_found()
         return PostgresBackend(self)
 
     def stats(self) -> dict[str, Any]:
