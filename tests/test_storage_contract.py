@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -178,6 +179,25 @@ def test_pickled_npy_payload_is_rejected(tmp_path, fake_embeddings):
     with pytest.raises(IndexFormatError, match="facts.npy"):
         store.load()
     assert not marker.exists()
+
+
+def test_vectors_of_another_dimension_name_the_file(tmp_path, fake_embeddings):
+    """A vector file replaced consistently with its manifest entry (size and checksum re-signed) but of another
+    dimension used to fail inside FAISS at the first search with a bare AssertionError."""
+    store = DirectoryStore(tmp_path / "idx")
+    store.save(sample_index(fake_embeddings))
+    path = _generation(store) / "entities.npy"
+    rows = np.load(path).shape[0]
+    np.save(path, np.zeros((rows, 3), dtype=np.float32))
+    manifest_path = _generation(store) / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["files"]["entities.npy"] = {
+        "bytes": path.stat().st_size,
+        "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+    }
+    manifest_path.write_text(json.dumps(manifest))
+    with pytest.raises(IndexFormatError, match=r"entities\.npy: vectors have 3 dimensions, the manifest says"):
+        store.load()
 
 
 class Exploit:

@@ -358,8 +358,8 @@ class OpenGeneration:
                 self.communities = CommunitySet.from_dict(data)
             except (KeyError, TypeError, ValueError) as exc:
                 raise IndexFormatError(gen_dir / "communities.json", f"unreadable communities ({exc})") from exc
-        self.tables = {name: self._table(name, files) for name in VECTOR_TABLES}
         emb = manifest.get("embedding") or {}
+        self.tables = {name: self._table(name, files, emb.get("dim")) for name in VECTOR_TABLES}
         self.embedding_model = str(emb.get("model", ""))
         self.type_prefix = bool(emb.get("type_prefix", True))
         self.stats = manifest.get("stats") or {}
@@ -370,7 +370,9 @@ class OpenGeneration:
             self.compiled, self.records = CompiledGraph.from_index(index), None
             self._graph_index = index
 
-    def _table(self, name: str, files: dict[str, Any]) -> VectorTable:
+    def _table(self, name: str, files: dict[str, Any], dim: Any) -> VectorTable:
+        """One vector table; its vectors must have the manifest's dimension, or a search would fail deep
+        inside FAISS instead of naming the file."""
         gen_dir = self.path
         ids = F.read_json(gen_dir / f"{name}.ids.json")
         if not isinstance(ids, dict) or not isinstance(ids.get("ids"), list) or not isinstance(ids.get("hashes"), list):
@@ -383,6 +385,10 @@ class OpenGeneration:
             raise
         except ValueError as exc:
             raise IndexFormatError(gen_dir / f"{name}.npy", str(exc)) from exc
+        if len(table) and isinstance(dim, int) and table.dim != dim:
+            raise IndexFormatError(
+                gen_dir / f"{name}.npy", f"vectors have {table.dim} dimensions, the manifest says {dim}"
+            )
         faiss_file = gen_dir / f"{name}.faiss"
         if faiss_file.name in files:
             self.store._check_file(gen_dir, files, faiss_file.name)
