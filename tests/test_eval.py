@@ -11,7 +11,7 @@ import pytest
 from kg_rag import Chunk, KnowledgeGraph, build_index, save_index
 from kg_rag.cli import main
 from kg_rag.eval import BM25Index, answer_in_text, evaluate, load_musique_questions, normalise_answer
-from kg_rag.eval.datasets import hop_group
+from kg_rag.eval.datasets import hop_group, single_hop_questions
 from kg_rag.eval.methods import BUILTIN, MethodSpec, load_method_specs
 from kg_rag.eval.metrics import exact_match, f1, recall_at, reciprocal_rank
 from kg_rag.store.memory import LiveBackend
@@ -225,3 +225,50 @@ def test_an_answer_in_a_relationship_row_counts_as_in_the_graph_half():
     assert graph_context_metrics(result, formatted, {"r0"}, ["Andrew Morton"])["answer_in_graph_context"] == 1.0
     for elsewhere in ("Oslo", "Bergen"):  # the Entities and Sources sections are not the graph half
         assert graph_context_metrics(result, formatted, {"r0"}, [elsewhere])["answer_in_graph_context"] == 0.0
+
+
+def test_single_hop_steps_are_asked_on_their_own(small_eval):
+    """``--dataset musique-steps``: each step of a decomposition becomes a question with its own gold passage,
+    earlier answers written in; knowledge-base steps read as questions; unresolvable and repeated steps go."""
+    _, _, tmp = small_eval
+    paragraphs = [
+        {"idx": 0, "paragraph_text": PASSAGES["p0"], "is_supporting": True},
+        {"idx": 1, "paragraph_text": PASSAGES["p1"], "is_supporting": True},
+    ]
+    steps = [
+        {"question": "Brandon play >> author", "answer": "Henrik Ibsen", "paragraph_support_idx": 0},
+        {"question": "What country was #1 a citizen of?", "answer": "Norway", "paragraph_support_idx": 1},
+        {"question": "What is the capital of #3?", "answer": "Oslo", "paragraph_support_idx": 1},  # no step 3 yet
+        {"question": "Who lived in #2?", "answer": "someone", "paragraph_support_idx": 7},  # no such paragraph
+    ]
+    data = [
+        {
+            "id": "2hop__a",
+            "question": "…",
+            "answer": "Norway",
+            "paragraphs": paragraphs,
+            "question_decomposition": steps,
+        },
+        {
+            "id": "2hop__b",
+            "question": "…",
+            "answer": "Norway",
+            "paragraphs": paragraphs,
+            "question_decomposition": steps,
+        },
+    ]
+    derived = single_hop_questions(data)
+    assert [(q["id"], q["question"], q["answer"]) for q in derived] == [
+        ("1hop__2hop__a__1", "What is the author of Brandon play?", "Henrik Ibsen"),
+        ("1hop__2hop__a__2", "What country was Henrik Ibsen a citizen of?", "Norway"),
+    ]
+    assert [p["paragraph_text"] for p in derived[1]["paragraphs"]] == [PASSAGES["p1"]]
+    (tmp / "steps.json").write_text(json.dumps(data))
+    out = tmp / "S.json"
+    args = ["eval", "--questions", str(tmp / "steps.json"), "--dataset", "musique-steps", "--index", str(tmp / "idx")]
+    args += ["--methods", "dense", "--k", "1", "--out", str(out), "--embeddings", "tests.conftest:BagOfWordsEmbeddings"]
+    assert main([*args, "-q"]) == 0
+    report = json.loads(out.read_text())
+    assert report["questions"] == 2 and report["dataset"] == "musique-steps"
+    assert set(report["methods"]["dense"]["by_group"]) == {"1hop"}
+    assert 0 < report["methods"]["dense"]["mrr"] <= 1  # each step has its one gold passage to find

@@ -33,6 +33,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
         from kg_rag.eval.datasets import load_sec10q_questions
 
         questions = load_sec10q_questions(args.questions, chunks, limit=args.limit)
+    elif dataset == "musique-steps":
+        from kg_rag.eval.datasets import single_hop_questions
+        from kg_rag.jsonio import load_json
+
+        try:
+            steps = single_hop_questions(load_json(args.questions))
+        except ValueError as exc:
+            raise CLIError(f"{args.questions}: {exc}") from exc
+        questions = load_musique_questions(steps, chunks, limit=args.limit)
     else:
         questions = load_musique_questions(args.questions, chunks, limit=args.limit)
     embeddings = embeddings_for_index(args.embeddings, embedding_model, args.index)
@@ -112,9 +121,10 @@ def add_parsers(sub) -> None:
     p.add_argument("--limit", type=count_at_least(1), default=None, help="only the first N questions")
     p.add_argument(
         "--dataset",
-        choices=["musique", "sec10q"],
+        choices=["musique", "musique-steps", "sec10q"],
         default=None,
-        help="question format (default: sec10q for .csv, else musique)",
+        help="question format (default: sec10q for .csv, else musique); musique-steps asks each single-hop step "
+        "of the MuSiQue questions on its own, earlier answers written in",
     )
     p.add_argument("--embeddings", default=None, help="query embeddings (default: the model the index records)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")

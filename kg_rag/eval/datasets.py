@@ -82,6 +82,50 @@ def load_musique_questions(
     return out
 
 
+def single_hop_questions(data: Any) -> list[dict[str, Any]]:
+    """The single-hop steps of MuSiQue questions, as questions of their own (same format, one gold passage).
+
+    A multi-hop question's ``question_decomposition`` lists its steps with their answers and supporting
+    paragraph; ``#1`` in a later step is replaced by step 1's answer ("Who is the spouse of #1?" -> "... of Raoul
+    Walsh?") and a knowledge-base step ``Hello Love >> performer`` reads "What is the performer of Hello
+    Love?". Questions asked in a form the method was never tuned on, about the same passages. A step repeated
+    by several questions is kept once; one whose placeholder or paragraph cannot be resolved is left out.
+    """
+    if not isinstance(data, list):
+        raise ValueError("expected a list of questions")
+    out: list[dict[str, Any]] = []
+    seen: set[tuple[str, str]] = set()
+    for item in data:
+        if not isinstance(item, dict):
+            continue
+        paragraphs = [p for p in item.get("paragraphs") or [] if isinstance(p, dict)]
+        steps = [s for s in item.get("question_decomposition") or [] if isinstance(s, dict)]
+        answers: dict[str, str] = {}
+        for n, step in enumerate(steps, 1):
+            text = re.sub(
+                r"#(\d+)", lambda m, known=answers: known.get(m.group(1), m.group(0)), str(step.get("question", ""))
+            )
+            answers[str(n)] = str(step.get("answer", ""))
+            if "#" in text or not text.strip() or not answers[str(n)].strip():
+                continue
+            if ">>" in text:
+                subject, relation = (part.strip() for part in text.split(">>", 1))
+                text = f"What is the {relation} of {subject}?"
+            support = [p for p in paragraphs if p.get("idx") == step.get("paragraph_support_idx")]
+            if len(support) != 1 or (text, str(support[0].get("paragraph_text"))) in seen:
+                continue
+            seen.add((text, str(support[0].get("paragraph_text"))))
+            out.append(
+                {
+                    "id": f"1hop__{item.get('id', len(out))}__{n}",
+                    "question": text,
+                    "answer": answers[str(n)],
+                    "paragraphs": [dict(support[0], is_supporting=True)],
+                }
+            )
+    return out
+
+
 def load_sec10q_questions(path: str | Path, chunks: Iterable[Chunk], *, limit: int | None = None) -> list[EvalQuestion]:
     """The seed's SEC 10-Q benchmark: ``questions.csv`` with ``New Question`` / numeric ``New Answer``.
 
