@@ -263,6 +263,12 @@ def test_single_hop_steps_are_asked_on_their_own(small_eval):
         ("1hop__2hop__a__2", "What country was Henrik Ibsen a citizen of?", "Norway"),
     ]
     assert [p["paragraph_text"] for p in derived[1]["paragraphs"]] == [PASSAGES["p1"]]
+    sharp = [
+        {"question": "Which language is Brandon written in?", "answer": "C#", "paragraph_support_idx": 0},
+        {"question": "Who created #1?", "answer": "Anders", "paragraph_support_idx": 1},
+    ]
+    item = {"id": "2hop__c", "paragraphs": paragraphs, "question_decomposition": sharp}
+    assert [q["question"] for q in single_hop_questions([item])][1] == "Who created C#?"  # a "#" in an answer
     (tmp / "steps.json").write_text(json.dumps(data))
     out = tmp / "S.json"
     args = ["eval", "--questions", str(tmp / "steps.json"), "--dataset", "musique-steps", "--index", str(tmp / "idx")]

@@ -102,11 +102,11 @@ def single_hop_questions(data: Any) -> list[dict[str, Any]]:
         steps = [s for s in item.get("question_decomposition") or [] if isinstance(s, dict)]
         answers: dict[str, str] = {}
         for n, step in enumerate(steps, 1):
-            text = re.sub(
-                r"#(\d+)", lambda m, known=answers: known.get(m.group(1), m.group(0)), str(step.get("question", ""))
-            )
+            question = str(step.get("question", ""))
+            refs = re.findall(r"#(\d+)", question)
+            text = re.sub(r"#(\d+)", lambda m, known=answers: known.get(m.group(1), m.group(0)), question)
             answers[str(n)] = str(step.get("answer", ""))
-            if "#" in text or not text.strip() or not answers[str(n)].strip():
+            if any(r not in answers or r == str(n) for r in refs) or not text.strip() or not answers[str(n)].strip():
                 continue
             if ">>" in text:
                 subject, relation = (part.strip() for part in text.split(">>", 1))
