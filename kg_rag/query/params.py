@@ -159,6 +159,13 @@ class QueryParams:
         if problems:
             raise ValueError("invalid retrieval parameters: " + "; ".join(problems))
 
+    @property
+    def specific_mentions(self) -> int:
+        """An entity pins down passages — it may anchor a path, be covered, count as named in lower case —
+        when at most this many chunks mention it: twice the chunks returned. A name many passages share
+        ("film", a country) pins down none of them."""
+        return 2 * self.top_k_chunks
+
     def replace(self, **overrides: Any) -> QueryParams:
         """A copy with ``overrides`` applied (validated). Unknown names raise ``ValueError``."""
         if not overrides:

@@ -56,10 +56,7 @@ def gram_spans(gram: str, query: str) -> list[tuple[int, int]]:
     if not words:
         return []
     pattern = _ALNUM_BEFORE + r"[\W_]+".join(re.escape(w) for w in words) + _ALNUM_AFTER
-    try:
-        return [m.span() for m in re.finditer(pattern, query, flags=re.IGNORECASE)]
-    except re.error:  # pragma: no cover - escaped words always compile
-        return []
+    return [m.span() for m in re.finditer(pattern, query, flags=re.IGNORECASE)]
 
 
 def written_as_name(spans: list[tuple[int, int]], query: str, cased: bool = True) -> bool:
@@ -188,7 +185,7 @@ def match_seeds(view: QueryBackend, q: np.ndarray, query_text: str, p: QueryPara
                 out.proper.add(h)
         if common:  # a lower-case name names an entity only when few chunks mention it ("film" does not)
             counts = view.mention_counts(np.asarray(common, dtype=np.int64))
-            out.named.update(h for h, c in zip(common, counts.tolist()) if c <= 2 * p.top_k_chunks)
+            out.named.update(h for h, c in zip(common, counts.tolist()) if c <= p.specific_mentions)
         if keep:
             sims = view.similarity("entities", q, np.asarray(keep, dtype=np.int64))
             for n, s in zip(keep, sims.tolist()):

@@ -263,7 +263,7 @@ def path_anchors(ws: Workspace, seeds: Seeds, p: QueryParams) -> list[int]:
         anchors = [
             int(h)
             for h, c in zip(named.tolist(), counts.tolist())
-            if c <= 2 * p.top_k_chunks or int(h) in seeds.included
+            if c <= p.specific_mentions or int(h) in seeds.included
         ]
         if anchors:
             return anchors
@@ -272,7 +272,7 @@ def path_anchors(ws: Workspace, seeds: Seeds, p: QueryParams) -> list[int]:
     if matched.size == 0:
         return []
     counts = ws.mention_counts(matched)
-    return [int(h) for h, c in zip(matched.tolist(), counts.tolist()) if c <= 2 * p.top_k_chunks]
+    return [int(h) for h, c in zip(matched.tolist(), counts.tolist()) if c <= p.specific_mentions]
 
 
 def relation_paths(

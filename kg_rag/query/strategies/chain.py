@@ -83,7 +83,7 @@ def named_passages(
     if ents.size == 0:
         return {}
     wanted = np.isin(ents, np.fromiter(included, dtype=I64, count=len(included))) if included else False
-    ents = ents[(ws.mention_counts(ents) <= 2 * ws.params.top_k_chunks) | wanted]
+    ents = ents[(ws.mention_counts(ents) <= ws.params.specific_mentions) | wanted]
     if ents.size == 0:
         return {}
     pairs = ws.entity_chunks(ents) if not walk_filtered else walk_continuations(ws, ents)
@@ -182,7 +182,6 @@ class Chain(Strategy):
         cover_of = named_passages(ws, s.proper, walk_filtered, s.included) if self.cover_named else {}
         cover_value = self.weight * top_relevance
         covered: set[int] = set()
-        cover_given: dict[int, float] = {}
 
         def links(t: int) -> dict[int, float]:
             """Local chunk position -> link strength from the chunk at position ``t``."""
@@ -232,11 +231,12 @@ class Chain(Strategy):
                 break
             chosen.append(t)
             picked.append(float(total[t]))
+            cover_now = 0.0
             if t in open_cover:
-                cover_given[t] = cover_value
+                cover_now = cover_value
                 covered |= cover_of[t]
             # the graph's share of the score that picked it (later picks may still link back to it)
-            graph_at_pick.append(self.weight * boost.get(t, 0.0) + seed_boost.get(t, 0.0) + cover_given.get(t, 0.0))
+            graph_at_pick.append(self.weight * boost.get(t, 0.0) + seed_boost.get(t, 0.0) + cover_now)
             depth = boost_depth.get(t, 0) if boost.get(t, 0.0) > 0 else 0
             if depth < max_depth:
                 gain_base = max(float(rel[t]), 0.0)
