@@ -148,6 +148,36 @@ def test_a_rare_passive_or_relational_noun_keeps_its_word_instead_of_a_bare_by_o
     assert types["was the ruling Lord of"] == types["launched the career of"] == "OF"
 
 
+def test_a_rare_predicate_with_no_attested_fallback_keeps_its_word_not_related():
+    """MuSiQue had 570 relations typed ``RELATED`` whose predicate was one rare verb (``annexed``, ``detonated``):
+    the word names the relation, ``RELATED`` names none. Adverbs and capitalised names in the predicate slot
+    (an extraction slip) stay ``RELATED``; a frequent fallback still wins over the rare word."""
+    counts = {
+        "annexed": 1,
+        "has detonated": 2,
+        "did not attend": 1,
+        "located inside": 1,
+        "is behind": 1,
+        "current editor is": 1,
+        "repeatedly": 1,
+        "now": 1,
+        "California": 1,
+        "supplies": 1,
+        "owns": 3,
+        "partly owns": 1,
+    }
+    types = RelationTyper(min_support=3).fit(counts)
+    assert (types["annexed"], types["has detonated"], types["did not attend"]) == ("ANNEXED", "DETONATED", "NOT_ATTEND")
+    assert (types["located inside"], types["is behind"], types["current editor is"]) == (
+        "LOCATED_INSIDE",
+        "BEHIND",
+        "EDITOR",
+    )
+    assert types["supplies"] == "SUPPLIES"
+    assert types["repeatedly"] == types["now"] == types["California"] == RELATED
+    assert types["partly owns"] == types["owns"] == "OWNS"
+
+
 def test_placeholder_names():
     from kg_rag.model.schema import is_placeholder
 

@@ -13,8 +13,11 @@ A rarer predicate falls back, in order, to: its head phrase (``is the largest ci
 participle and ``by`` (``has music written by`` -> ``WRITTEN_BY``, ``was superseded by`` -> ``SUPERSEDED_BY``)
 and for a relational noun its noun and ``of`` (``is the mayor of`` -> ``MAYOR_OF``, ``widow of`` -> ``WIDOW_OF``),
 even when rare, because ``by`` and ``of`` alone name no relation; its preposition
-family (``facilitated the formation of`` -> ``OF``); its head verb. ``RELATED`` is left for predicates with
-no usable word. The original predicate is always kept on the relation, so nothing is lost by typing.
+family (``facilitated the formation of`` -> ``OF``); its head verb when that is attested; else the head word
+itself, however rare (``annexed`` -> ``ANNEXED``, ``located inside`` -> ``LOCATED_INSIDE``), since a word that
+names a relation says more than ``RELATED``. ``RELATED`` is left for predicates with no usable word (empty, an
+adverb, a capitalised name in the predicate slot). The original predicate is always kept on the relation, so
+nothing is lost by typing.
 """
 
 from __future__ import annotations
@@ -318,7 +321,26 @@ class RelationTyper:
         verb = h_key[:1]
         if verb and verb[0] not in PREPOSITIONS and support[verb] >= self.min_support:
             return types[verb]
+        word = _rare_head(p, h_surface)
+        if word is not None:  # "annexed", "detonated", "located inside": rare, but the word names the relation
+            return display_type(word)
         return RELATED
+
+
+def _rare_head(predicate: str, h_surface: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The head phrase of a predicate too rare for any shared type, when it still names a relation: one word
+    (with its negation and final preposition), not an adverb (``repeatedly``, ``now``), and written in lower
+    case — a capitalised lone word (``California``) is a name the extractor put in the wrong slot."""
+    content = [w for w in h_surface if w not in NEGATION]
+    if len(content) == 2 and content[-1] in PREPOSITIONS and content[0] not in PREPOSITIONS:
+        content = content[:1]
+    if len(content) != 1:
+        return None
+    word = content[0]
+    if not word.isalpha() or word in FILLER or (word.endswith("ly") and not word.endswith("ply") and len(word) > 4):
+        return None
+    written = {t for t in _TOKEN.findall(unicodedata.normalize("NFKC", str(predicate)))}
+    return h_surface if word in written else None
 
 
 def _relational_noun(form: PredicateForm, h_surface: tuple[str, ...]) -> tuple[str, ...] | None:
