@@ -154,6 +154,25 @@ def test_staleness_is_incremental(tmp_path, capsys):
     assert {"id", "level", "title", "entities", "report"} <= set(payload["communities"][0])
 
 
+def test_a_second_run_with_entities_in_no_community_seeds_from_the_first():
+    """Entities in no community (alone, below ``min_size``) and entities added since the last run used to
+    get seed labels past the entity count, and leidenalg refused them ("Value cannot exceed length of list"):
+    every incremental run after the first crashed on such a graph."""
+    kg = big_graph()
+    kg.add_chunk(Chunk("lone", "The archivist works alone.", "alone.md"))
+    kg.add_entity("Archivist", "PERSON", chunk_id="lone")
+    first, _ = refresh_communities(kg)
+    assert "archivist" not in {k for c in first.at_level(0) for k in c.entities}
+    again, stats = refresh_communities(kg, first)
+    assert [(c.id, c.entities) for c in again.at_level(0)] == [(c.id, c.entities) for c in first.at_level(0)]
+    assert stats.reused == len(first)
+    kg.add_relation("T0 M1", "New Hire", "MENTORS", chunk_id="t0c1")  # a new entity joins an old community
+    kg.remove_document("team3.md")  # and a whole community leaves
+    later, _ = refresh_communities(kg, again)
+    members = {k for c in later.at_level(0) for k in c.entities}
+    assert "new hire" in members and "t3 m5" not in members
+
+
 def test_mark_stale_only_touches_changed_communities():
     kg = big_graph()
     communities, _ = refresh_communities(kg, max_cluster_size=100)

@@ -113,15 +113,11 @@ def detect_communities(
         pairs = _weighted_pairs(kg)
         initial = None
         if previous is not None and len(previous):
-            labels = {key: i for i, c in enumerate(previous.at_level(0)) for key in c.entities}
-            fresh = len(labels) + 1
-            initial = []
-            for n in nodes:
-                if n in labels:
-                    initial.append(labels[n])
-                else:
-                    initial.append(fresh)
-                    fresh += 1
+            # labels must be 0..n-1: each previous community still present, then each entity in none (new, or
+            # too small a group to be kept) on its own
+            prior = {key: i for i, c in enumerate(previous.at_level(0)) for key in c.entities}
+            compact: dict[tuple[int, str], int] = {}
+            initial = [compact.setdefault((prior[n], "") if n in prior else (-1, n), len(compact)) for n in nodes]
         out: list[Community] = []
         if not nodes:
             return out
