@@ -170,3 +170,13 @@ def test_hostile_names_in_a_full_context(bow_embeddings):
     assert all(len(row) == len(RELATION_COLUMNS) for row in table)
     assert {row[4] for row in table[1:]} == {"X"}
     assert {row[1] for row in table[1:]} <= {" ".join(h.split()) for h in HOSTILE}
+
+
+def test_a_chunks_graph_score_is_the_part_of_its_score_the_graph_gave(directional):
+    """``frequency`` reported the raw count of subgraph entities a chunk mentions (18 beside a score of 0.65 on
+    MuSiQue) as the graph's part of the score; it is the weighted, normalised count that went into it."""
+    chunks = directional.retrieve("EO_14028 supersedes EO_13800", strategy="frequency").chunks
+    assert chunks
+    for c in chunks:
+        assert 0.0 <= c.graph_score <= min(0.4, c.score) + 1e-6  # a chunk filled in by dense has none
+    assert max(c.graph_score for c in chunks) == pytest.approx(0.4)  # freq_weight x the most-mentioning chunk

@@ -31,11 +31,10 @@ def cmd_query(args: argparse.Namespace) -> int:
             raise CLIError("--edge-types names no relation type")
     if args.exclude_edge_types:
         overrides["exclude_edge_types"] = split_list(args.exclude_edge_types)
-    if args.include_entities:
-        overrides["include_entities"] = split_list(args.include_entities)
-    if args.exclude_entities:
-        overrides["exclude_entities"] = split_list(args.exclude_entities)
     retriever = EntityBasedKGRAG.from_index(args.index, embeddings, preset=args.preset)
+    for flag in ("include_entities", "exclude_entities"):
+        if getattr(args, flag):
+            overrides[flag] = entity_names(getattr(args, flag), retriever.backend)
     result = retriever.retrieve(args.question, **overrides)
     if args.json:
         from dataclasses import asdict
@@ -68,11 +67,35 @@ def cmd_query(args: argparse.Namespace) -> int:
         print(f"answer: {answer['answer']}")
         print()
     # diagnostics go to stderr, so stdout (the context and the answer) can be piped on as it is
-    print("top chunks (score; of it the graph's boost; the chunk's dense cosine):", file=sys.stderr)
+    # a strategy's score is its own; chain's is the chunk's relevance (dense cosine + lexical match) plus the
+    # graph's boost, never above the score of the chunk before it, so the list reads in order
+    print("top chunks (score, never above the one before; the graph's boost in it; the dense cosine):", file=sys.stderr)
     for c in result.chunks:
         print(f"  {c.score:.4f}  {c.id}  (graph {c.graph_score:.4f}, dense {c.dense_score:.4f})", file=sys.stderr)
     print(f"retrieval {result.timings_ms.get('total', 0):.1f} ms (excluding query embedding)", file=sys.stderr)
     return 0
+
+
+def entity_names(values: list[str], backend: Any) -> list[str]:
+    """Entity names from ``--include-entities`` / ``--exclude-entities``: a value that is itself the name of an
+    entity of the index is one name, commas and all ("Washington, D.C."); any other value is a comma-separated
+    list, in which a name with a comma can be written in double quotes ('"Stockholm, Sweden",Oslo')."""
+    import csv
+
+    from kg_rag.model.schema import canonical_key
+
+    with backend.reader() as view:
+        known = view.lookup_entities([canonical_key(v) for v in values if v.strip()])
+    names: list[str] = []
+    for value in values:
+        if not value.strip():
+            continue
+        if canonical_key(value) in known:
+            names.append(value.strip())
+            continue
+        for row in csv.reader([value], skipinitialspace=True):
+            names += [v.strip() for v in row if v.strip()]
+    return names
 
 
 def add_parsers(sub) -> None:
@@ -85,10 +108,15 @@ def add_parsers(sub) -> None:
     p.add_argument("--edge-types", action="append", help="only traverse these relation types (comma-separated)")
     p.add_argument("--exclude-edge-types", action="append", help="never traverse these relation types")
     p.add_argument(
-        "--include-entities", action="append", help="always start from these entities (comma-separated names)"
+        "--include-entities",
+        action="append",
+        help="always start from these entities: comma-separated names, or one name per flag; a name that holds a"
+        " comma is taken whole, or can be quoted: '\"Stockholm, Sweden\",Oslo'",
     )
     p.add_argument(
-        "--exclude-entities", action="append", help="never show or traverse these entities (comma-separated names)"
+        "--exclude-entities",
+        action="append",
+        help="never show or traverse these entities (names as for --include-entities)",
     )
     p.add_argument(
         "--max-hops",

@@ -35,4 +35,5 @@ class Frequency(Strategy):
         final[rows] = self.freq_weight * norm_max(freq)[rows] + self.sim_weight * ws.relevance(rows)
         top = rank_top(final, ws.params.top_k_chunks)
         entity_scores = dict(zip(ex.nodes.tolist(), ex.score.tolist()))
-        return StrategyOutput(top, final[top], freq[top], entity_scores)
+        graph = self.freq_weight * norm_max(freq)[top]  # the graph's part of the score, not the raw count
+        return StrategyOutput(top, final[top], graph.astype(np.float32), entity_scores)
