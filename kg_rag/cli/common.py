@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -77,3 +78,28 @@ def count_at_least(low: int) -> Callable[[str], int]:
 
     parse.__name__ = "count"
     return parse
+
+
+def seconds(text: str) -> float:
+    """An argparse type for ``--wait``: a finite number of seconds, zero or more (``-5`` is refused by the flag's
+    name instead of behaving like ``0``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds >= 0, got {text}")
+    return value
+
+
+def index_store(location: str, **kwargs: Any):
+    """Like :func:`existing_store`, but an empty location (e.g. an unset shell variable) or a path to a file is
+    named as such: not read as the current directory, nor reported as a missing directory."""
+    from kg_rag.store import is_database_uri
+
+    if not location.strip():
+        raise CLIError("the index path is empty")
+    path = Path(location)
+    if not is_database_uri(location) and path.exists() and not path.is_dir():
+        raise CLIError(f"{location}: not a directory (an index is a folder written by `kg-rag index`)")
+    return existing_store(location, **kwargs)

@@ -6,7 +6,11 @@ import argparse
 import json
 import sys
 
-from kg_rag.cli.common import CLIError, existing_store
+from kg_rag.cli.common import CLIError, count_at_least, index_store, seconds
+
+
+def _levels(levels: list[int]) -> str:
+    return f"levels {', '.join(map(str, levels))}" if levels else "none"
 
 
 def _reporter(args: argparse.Namespace):
@@ -27,7 +31,7 @@ def cmd_communities(args: argparse.Namespace) -> int:
     from kg_rag.communities import refresh_communities
     from kg_rag.ingest.extract import usage_summary
 
-    store = existing_store(args.index)
+    store = index_store(args.index)
     reporter = _reporter(args)
     with store.writing(args.wait):
         index = store.load()
@@ -43,6 +47,10 @@ def cmd_communities(args: argparse.Namespace) -> int:
         print(f"{stats.summary()}; reports: {kind}", file=out)
         if reporter is not None:
             print("llm usage: " + usage_summary(stats.usage, len(index.kg.chunks)), file=out)
+    if args.level is not None and args.level not in communities.levels:  # known only once they are detected
+        raise CLIError(
+            f"--level {args.level}: the index has no communities at that level (it has {_levels(communities.levels)})"
+        )
     shown = [c for c in communities if args.level is None or c.level == args.level]
     if args.json:
         payload = {
@@ -75,10 +83,15 @@ def cmd_global(args: argparse.Namespace) -> int:
     from kg_rag.langchain.chat import chat_model_configured, default_chat_model
     from kg_rag.langchain.communities import build_global_search, global_usage
 
+    backend = index_store(args.index).backend()  # the index is checked first: it is what the user named
+    with backend.reader() as view:
+        levels = sorted({c.level for c in view.list_communities() if c.has_report})
+    if args.level not in levels:
+        if not levels:
+            raise CLIError(f"{args.index}: no community reports (run `kg-rag communities {args.index}` first)")
+        raise CLIError(f"--level {args.level}: no community reports at that level (the index has {_levels(levels)})")
     if not chat_model_configured():
         raise CLIError("global search needs a chat model: set OPENAI_API_KEY (and OPENAI_BASE_URL, KG_RAG_CHAT_MODEL)")
-    store = existing_store(args.index)
-    backend = store.backend()
     graph = build_global_search(backend, default_chat_model(args.chat_model, max_retries=2), level=args.level)
     out = graph.invoke({"question": args.question})
     usage = global_usage(out)
@@ -104,21 +117,25 @@ def cmd_global(args: argparse.Namespace) -> int:
 def add_parsers(sub) -> None:
     p = sub.add_parser("communities", help="detect communities, write their reports (only where needed), list them")
     p.add_argument("index", help="index directory or postgresql:// URI")
-    p.add_argument("--level", type=int, default=None, help="list only this level (0 = coarsest)")
+    p.add_argument("--level", type=count_at_least(0), default=None, help="list only this level (0 = coarsest)")
     p.add_argument("--json", action="store_true", help='print {"communities": [{id, level, title, entities, report}]}')
     p.add_argument("--rebuild", action="store_true", help="detect from scratch and rewrite every report")
     p.add_argument("--extractive", action="store_true", help="extractive reports even when a chat model is set")
-    p.add_argument("--max-cluster-size", type=int, default=None, help="split communities larger than this (12)")
+    p.add_argument(
+        "--max-cluster-size", type=count_at_least(2), default=None, help="split communities larger than this (12)"
+    )
     p.add_argument("--chat-model", default=None, help="chat model name (default: $KG_RAG_CHAT_MODEL)")
     p.add_argument("--llm-timeout", type=float, default=None, help="seconds per chat call ($KG_RAG_LLM_TIMEOUT or 60)")
-    p.add_argument("--max-concurrency", type=int, default=4, help="parallel report calls (default 4)")
-    p.add_argument("--wait", type=float, default=None, help="seconds to wait for another writer (default 60)")
+    p.add_argument("--max-concurrency", type=count_at_least(1), default=4, help="parallel report calls (default 4)")
+    p.add_argument("--wait", type=seconds, default=None, help="seconds to wait for another writer (default 60)")
     p.set_defaults(func=cmd_communities)
 
     p = sub.add_parser("global", help="answer a question about the whole collection from community reports")
     p.add_argument("index", help="index directory or postgresql:// URI")
     p.add_argument("question", help="the question")
-    p.add_argument("--level", type=int, default=0, help="community level to search (default 0, the coarsest)")
+    p.add_argument(
+        "--level", type=count_at_least(0), default=0, help="community level to search (default 0, the coarsest)"
+    )
     p.add_argument("--chat-model", default=None, help="chat model name (default: $KG_RAG_CHAT_MODEL)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_global)

@@ -6,10 +6,40 @@ import argparse
 import tempfile
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
-from kg_rag.cli.common import stats_payload
+from kg_rag.cli.common import CLIError, stats_payload
 from kg_rag.context import render_path
 from kg_rag.demo import DEMO_QUESTIONS, write_demo_corpus
+
+DEMO_SCHEMA = "kg_rag_demo"
+"""Where the demo writes in PostgreSQL unless the URI names a ``kg_schema``: not ``kg_rag``, the default schema of
+``kg-rag index --out URI``, so trying the demo never replaces a real index."""
+
+
+def _demo_uri(uri: str) -> tuple[str, str]:
+    """``(uri, schema)`` the demo writes to: the URI's own ``kg_schema`` when it names one (as every other command
+    honours it), else :data:`DEMO_SCHEMA`."""
+    from kg_rag.store.postgres.store import parse_location
+
+    named = dict(parse_qsl(urlsplit(uri).query, keep_blank_values=True)).get("kg_schema")
+    if not named:
+        uri = f"{uri}{'&' if '?' in uri else '?'}kg_schema={DEMO_SCHEMA}"
+    return uri, parse_location(uri)[1]  # also checks the schema name before any work is done
+
+
+def _check_store_args(args: argparse.Namespace) -> None:
+    """``--pg`` only means something with ``--store postgres`` (as for ``kg-rag bench``): refuse it rather than
+    silently write the index to a folder."""
+    from kg_rag.store import is_database_uri
+
+    if args.pg is None:
+        return
+    if args.store != "postgres":
+        raise CLIError("--pg is for --store postgres: add --store postgres, or drop --pg")
+    if not is_database_uri(args.pg):
+        raise CLIError(f"--pg takes a postgresql:// URI, got {args.pg!r}")
+    _demo_uri(args.pg)
 
 
 def _print_answer_or_context(retriever: Any, question: str, result: Any, llm: Any) -> None:
@@ -37,6 +67,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from kg_rag.model.graph import KnowledgeGraph
     from kg_rag.store import DirectoryStore
 
+    _check_store_args(args)
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="kg-rag-demo-"))
     graph_file = write_demo_corpus(out)
     kg = KnowledgeGraph()
@@ -62,9 +93,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
             server = EmbeddedPostgres(out / "pgdata")
             uri = server.start()
-        sep = "&" if "?" in uri else "?"
-        store: Any = PostgresStore(f"{uri}{sep}kg_schema=kg_rag_demo")
-        where = f"PostgreSQL schema kg_rag_demo ({'server in ' + str(out / 'pgdata') if server else 'your server'})"
+        uri, schema = _demo_uri(uri)
+        store: Any = PostgresStore(uri)
+        where = f"PostgreSQL schema {schema} ({'server in ' + str(out / 'pgdata') if server else 'your server'})"
     else:
         store = DirectoryStore(out / "index")
         where = str(out / "index")
@@ -108,6 +139,11 @@ def add_parsers(sub) -> None:
         default="directory",
         help="where the index lives (postgres: --pg URI, or a local server started in OUT/pgdata for the run)",
     )
-    p.add_argument("--pg", default=None, help="postgresql:// URI for --store postgres")
+    p.add_argument(
+        "--pg",
+        default=None,
+        help=f"postgresql:// URI for --store postgres; the index replaces what is in the URI's ?kg_schema=NAME "
+        f"(default {DEMO_SCHEMA})",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=cmd_demo)

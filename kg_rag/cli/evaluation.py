@@ -6,25 +6,52 @@ import argparse
 import json
 from pathlib import Path
 
-from kg_rag.cli.common import CLIError, count_at_least, existing_store
+from kg_rag.cli.common import CLIError, count_at_least, index_store
+
+DEFAULT_METHODS_DIR = "methods"
+"""Where ``eval`` looks for method configs when ``--methods-dir`` is not given (relative to the current folder)."""
+
+
+def _method_specs(methods: str, methods_dir: str | None) -> tuple[dict, list[str]]:
+    """The known method specs and the names ``--methods`` picks, checked before any work: an empty selection or a
+    ``--methods-dir`` that is not a folder is an error, not an empty table."""
+    from kg_rag.eval.methods import load_method_specs
+
+    if methods_dir is not None and not Path(methods_dir).is_dir():
+        what = "no such folder" if not Path(methods_dir).exists() else "not a folder"
+        raise CLIError(f"--methods-dir {methods_dir}: {what}")
+    folder = methods_dir if methods_dir is not None else DEFAULT_METHODS_DIR
+    specs = load_method_specs(folder)
+    names = list(specs) if methods.strip() == "all" else [m.strip() for m in methods.split(",") if m.strip()]
+    if not names:
+        raise CLIError(f"--methods names no method (got {methods!r}); give comma-separated names or 'all'")
+    unknown = [n for n in dict.fromkeys(names) if n not in specs]
+    if unknown:
+        hint = ""
+        if methods_dir is None and not Path(folder).is_dir():
+            hint = f" (no {folder}/ folder here; pass --methods-dir)"
+        raise CLIError(f"unknown method(s) {', '.join(unknown)}; known: {', '.join(sorted(specs))}{hint}")
+    return specs, list(dict.fromkeys(names))
+
+
+def _cutoffs(text: str) -> list[int]:
+    try:
+        ks = [int(k) for k in text.split(",") if k.strip()]
+    except ValueError as exc:
+        raise CLIError(f"--k takes comma-separated integers, got {text!r}") from exc
+    if not ks or min(ks) < 1:
+        raise CLIError(f"--k takes comma-separated integers >= 1, got {text!r}")
+    return ks
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
     from kg_rag.eval.datasets import load_musique_questions
-    from kg_rag.eval.methods import load_method_specs
     from kg_rag.eval.runner import evaluate
     from kg_rag.langchain.embeddings import embeddings_for_index
 
-    try:
-        ks = [int(k) for k in args.k.split(",") if k.strip()]
-    except ValueError as exc:
-        raise CLIError(f"--k takes comma-separated integers, got {args.k!r}") from exc
-    specs = load_method_specs(args.methods_dir)
-    names = list(specs) if args.methods == "all" else [m.strip() for m in args.methods.split(",") if m.strip()]
-    unknown = [n for n in names if n not in specs]
-    if unknown:
-        raise CLIError(f"unknown method(s) {', '.join(unknown)}; known: {', '.join(sorted(specs))}")
-    backend = existing_store(args.index).backend()
+    ks = _cutoffs(args.k)
+    specs, names = _method_specs(args.methods, args.methods_dir)
+    backend = index_store(args.index).backend()
     with backend.reader() as view:
         chunks = [c for _, c in view.iter_chunks()]
         embedding_model = view.info().embedding_model
@@ -79,6 +106,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     sizes = _parse_sizes(args.sizes) if args.sizes else [(args.entities, args.edges)]
     if any(e < 2 or m < 1 for e, m in sizes) or args.queries < 1:
         raise CLIError("--entities must be >= 2, --edges >= 1, --queries >= 1")
+    if args.pg is not None and args.store != "postgres":  # as for `kg-rag demo`: never silently ignored
+        raise CLIError("--pg is for --store postgres: add --store postgres, or drop --pg")
     strategies = tuple(s.strip() for s in args.strategies.split(",") if s.strip())
     results = []
     for entities, edges in sizes:
@@ -115,7 +144,11 @@ def add_parsers(sub) -> None:
     p.add_argument("--questions", required=True, help="questions JSON (MuSiQue/HippoRAG format)")
     p.add_argument("--index", required=True, help="index built from the matching corpus")
     p.add_argument("--methods", default="dense,bm25,seed003,kg-rag", help="comma-separated names, or 'all'")
-    p.add_argument("--methods-dir", default="methods", help="folder of method configs (*.json)")
+    p.add_argument(
+        "--methods-dir",
+        default=None,
+        help=f"folder of method configs (*.json); default: {DEFAULT_METHODS_DIR}/ in the current folder, if there",
+    )
     p.add_argument("--k", default="2,5", help="cut-offs, comma-separated")
     p.add_argument("--out", help="write the results JSON here")
     p.add_argument("--limit", type=count_at_least(1), default=None, help="only the first N questions")

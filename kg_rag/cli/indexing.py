@@ -6,13 +6,15 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from kg_rag.cli.common import (
     CLIError,
     count_at_least,
     counted,
-    existing_store,
+    index_store,
     logger,
+    seconds,
     stats_payload,
     type_vocabulary,
     typed_share,
@@ -55,6 +57,15 @@ def cmd_index(args: argparse.Namespace) -> int:
             raise CLIError(f"--{flag} {path}: {what}")
     if args.synonym_threshold is not None and not 0.0 < args.synonym_threshold <= 1.0:  # before any work
         raise CLIError(f"--synonym-threshold must be in (0, 1], got {args.synonym_threshold}")
+    if args.docs and args.chunk_overlap >= args.chunk_size:  # the chunker's limit, checked before documents load
+        raise CLIError(
+            f"--chunk-overlap must be smaller than --chunk-size, got {args.chunk_overlap} >= {args.chunk_size}"
+        )
+    if not args.out.strip():
+        raise CLIError("--out is empty")
+    if args.docs and not Path(args.docs).exists():
+        raise CLIError(f"--docs {args.docs}: no such file or folder")
+    _check_input_files(args)
     progress = not args.quiet
     extractor = None
     if args.docs and not args.no_extract:  # fail fast, before any work, when no chat model is configured
@@ -75,6 +86,27 @@ def cmd_index(args: argparse.Namespace) -> int:
     store = open_store(args.out)
     with store.writing(args.wait):
         return _index_locked(args, store, embeddings, extractor, progress)
+
+
+def _check_input_files(args: argparse.Namespace) -> None:
+    """Read the JSON inputs before ``--out`` is created and locked, so that a bad file, or an OpenIE file that
+    matches none of the corpus, fails without leaving a folder behind. (They are read again under the lock: a
+    folder a failed run created is not removed afterwards, as another writer may be waiting on its lock file.)"""
+    from kg_rag.jsonio import load_json
+
+    data = {flag: load_json(getattr(args, flag)) for flag in ("openie", "corpus", "extractions") if getattr(args, flag)}
+    if "openie" in data or "corpus" in data:
+        from kg_rag.ingest.openie import check_corpus_match
+
+        openie = data.get("openie", {"docs": []})
+        names = {"openie_name": args.openie or "openie", "corpus_name": args.corpus or "corpus"}
+        check_corpus_match(openie, data.get("corpus"), **names)
+    if "extractions" in data:
+        from kg_rag.ingest.extraction_file import FORMAT
+
+        payload = data["extractions"]
+        if not isinstance(payload, dict) or not isinstance(payload.get("documents"), list):
+            raise CLIError(f'{args.extractions}: expected {{"documents": [...]}} in the {FORMAT} format')
 
 
 def _index_locked(args, store, embeddings, extractor, progress) -> int:
@@ -167,9 +199,10 @@ def _index_locked(args, store, embeddings, extractor, progress) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    store = existing_store(args.index, verify=not args.no_verify)
-    if args.docs:
+    store = index_store(args.index, verify=not args.no_verify)
+    if args.docs:  # opening the generation checks its files
         return _print_documents(store, args.json)
+    _check_files(store)
     payload = stats_payload(store.stats())
     if args.json:
         print(json.dumps(payload, indent=1))
@@ -179,7 +212,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     if payload.get("communities") is not None:
         print(f"{'communities':20s} {payload['communities']} ({payload['stale_communities']} stale)")
     print(f"{'embedding_model':20s} {payload['embedding_model']} (dim {payload['dim']})")
-    share = payload["typed_share"]
+    share = typed_share(payload["relation_types"])  # from the counts, as retype does (not the rounded JSON value)
     print(f"{'typed_share':20s} {'-' if share is None else f'{100 * share:.1f}%'} (not RELATED)")
     print(f"{'type_vocabulary':20s} {payload['type_vocabulary']} relation types")
     types = list(payload["relation_types"].items())
@@ -194,10 +227,33 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_files(store: Any) -> None:
+    """The counts come from the manifest, so a damaged directory index would look healthy: check its files
+    (sizes; sha256 too unless ``--no-verify``). A database has no files to check."""
+    from kg_rag.store.directory import DirectoryStore
+
+    if isinstance(store, DirectoryStore):
+        store.check_files()
+
+
+def _with_titles(store: Any, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Documents without a title take their first chunk's ``title`` metadata (OpenIE imports keep the passage
+    title only there)."""
+    if all(d.get("title") for d in docs):
+        return docs
+    titles: dict[str, str] = {}
+    with store.backend().reader() as view:
+        for _, chunk in view.iter_chunks():
+            title = (chunk.metadata or {}).get("title")
+            if isinstance(title, str) and title.strip():
+                titles.setdefault(chunk.doc_id, title)
+    return [d if d.get("title") else {**d, "title": titles.get(str(d.get("id")))} for d in docs]
+
+
 def _print_documents(store, as_json: bool) -> int:
     docs = sorted(store.documents(), key=lambda d: str(d.get("id")))
     if as_json:
-        print(json.dumps(docs, indent=1, ensure_ascii=False))
+        print(json.dumps(_with_titles(store, docs), indent=1, ensure_ascii=False))
         return 0
     for doc in docs:  # ids printed exactly as `delete --doc` takes them; repr() when they hold odd characters
         doc_id = str(doc.get("id"))
@@ -209,7 +265,7 @@ def _print_documents(store, as_json: bool) -> int:
 def cmd_delete(args: argparse.Namespace) -> int:
     """Remove documents and everything they contributed; older generations no reader holds are removed too,
     so the deleted text is gone from disk (not only from the current generation)."""
-    store = existing_store(args.index)
+    store = index_store(args.index)
     with store.writing(args.wait):
         index = store.load()
         embeddings = _index_embeddings(args.embeddings, index, args.index)
@@ -233,7 +289,9 @@ def cmd_copy(args: argparse.Namespace) -> int:
     """Copy an index between backends (directory <-> PostgreSQL, or to another place of the same kind)."""
     from kg_rag.store import is_database_uri, open_store
 
-    source = existing_store(args.source)
+    if not args.target.strip():
+        raise CLIError("the target path is empty")
+    source = index_store(args.source)
     index = source.load()
     target = open_store(args.target)
     with target.writing(args.wait):
@@ -255,7 +313,7 @@ def cmd_retype(args: argparse.Namespace) -> int:
     """Re-derive relation types (and ids) from the stored predicates; only changed texts are re-embedded."""
     from kg_rag.model.relation_types import RelationTyper
 
-    store = existing_store(args.index)
+    store = index_store(args.index)
     with store.writing(args.wait):
         index = store.load()
         embeddings = _index_embeddings(args.embeddings, index, args.index)
@@ -293,7 +351,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--docs", help="file or folder of .txt/.md/.pdf to extract with the configured chat model")
     p.add_argument("--extractions", help="saved extraction file (kg-rag-extractions format)")
     p.add_argument("--out", required=True, help="index directory (or postgresql:// URI) to write")
-    p.add_argument("--wait", type=float, default=None, help="seconds to wait for another writer (default 60)")
+    p.add_argument("--wait", type=seconds, default=None, help="seconds to wait for another writer (default 60)")
     p.add_argument(
         "--update",
         action="store_true",
@@ -313,16 +371,18 @@ def add_parsers(sub) -> None:
     p.add_argument("--no-type-prefix", action="store_true", help="embed entities without their [TYPE]")
     p.add_argument("--synonym-threshold", type=float, default=None, help="link entities with cosine >= this")
     p.add_argument("--chat-model", default=None, help="chat model name (default: $KG_RAG_CHAT_MODEL)")
-    p.add_argument("--chunk-size", type=int, default=512, help="tokens per chunk (default 512)")
-    p.add_argument("--chunk-overlap", type=int, default=24, help="token overlap (default 24)")
-    p.add_argument("--max-concurrency", type=int, default=4, help="parallel extraction calls (default 4)")
+    p.add_argument("--chunk-size", type=count_at_least(1), default=512, help="tokens per chunk (default 512)")
+    p.add_argument("--chunk-overlap", type=count_at_least(0), default=24, help="token overlap (default 24)")
+    p.add_argument("--max-concurrency", type=count_at_least(1), default=4, help="parallel extraction calls (default 4)")
     p.add_argument(
         "--llm-timeout",
         type=float,
         default=None,
         help="seconds one chat call may take (default $KG_RAG_LLM_TIMEOUT or 60)",
     )
-    p.add_argument("--llm-retries", type=int, default=2, help="extra attempts per chunk, with backoff (default 2)")
+    p.add_argument(
+        "--llm-retries", type=count_at_least(0), default=2, help="extra attempts per chunk, with backoff (default 2)"
+    )
     p.add_argument(
         "--doc-prefix",
         default=None,
@@ -348,7 +408,7 @@ def add_parsers(sub) -> None:
     p.add_argument(
         "--doc", action="append", required=True, help="document id as `kg-rag stats IDX --docs` lists it (repeatable)"
     )
-    p.add_argument("--wait", type=float, default=None, help="seconds to wait for another writer (default 60)")
+    p.add_argument("--wait", type=seconds, default=None, help="seconds to wait for another writer (default 60)")
     p.add_argument("--embeddings", default=None, help="the index's embedding model (default: the one it records)")
     p.set_defaults(func=cmd_delete)
 
@@ -356,12 +416,14 @@ def add_parsers(sub) -> None:
     p.add_argument("source", help="index directory or postgresql:// URI to read")
     p.add_argument("target", help="index directory or postgresql:// URI to write")
     p.add_argument("--replace", action="store_true", help="overwrite an index already at the target")
-    p.add_argument("--wait", type=float, default=None, help="seconds to wait for another writer (default 60)")
+    p.add_argument("--wait", type=seconds, default=None, help="seconds to wait for another writer (default 60)")
     p.set_defaults(func=cmd_copy)
 
     p = sub.add_parser("retype", help="re-type relations from their predicates (no re-embedding of unchanged text)")
     p.add_argument("index", help="index directory or postgresql:// URI")
-    p.add_argument("--min-support", type=int, default=3, help="relations a type needs before it is kept (3)")
+    p.add_argument(
+        "--min-support", type=count_at_least(1), default=3, help="relations a type needs before it is kept (3)"
+    )
     p.add_argument("--embeddings", default=None, help="the index's embedding model (default: the one it records)")
-    p.add_argument("--wait", type=float, default=None, help="seconds to wait for another writer (default 60)")
+    p.add_argument("--wait", type=seconds, default=None, help="seconds to wait for another writer (default 60)")
     p.set_defaults(func=cmd_retype)

@@ -133,7 +133,10 @@ def add_parsers(sub) -> None:
     p.add_argument("--strategy", default=None, help="chunk ranking: chain (default) | frequency | path | ppr")
     p.add_argument("--k", type=count_at_least(1), default=None, help="chunks to return")
     p.add_argument(
-        "--max-context-tokens", type=count_at_least(1), default=None, help="context budget in tokens (default: 4000)"
+        "--max-context-tokens",
+        type=count_at_least(50),
+        default=None,
+        help="context budget in tokens, at least 50 (default: 4000)",
     )
     p.add_argument("--no-answer", action="store_true", help="do not call the chat model even if one is configured")
     p.set_defaults(func=cmd_query)

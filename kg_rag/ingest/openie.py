@@ -39,6 +39,29 @@ def _split_passage(doc: dict[str, Any]) -> tuple[str, str]:
     return (title, text) if text else ("", passage)
 
 
+def check_corpus_match(
+    openie: Any, corpus: Any, *, openie_name: str = "openie", corpus_name: str = "corpus"
+) -> list[Any]:
+    """The OpenIE docs of ``openie`` (parsed JSON), checked against the parsed ``corpus`` (``None``: no corpus, only
+    the shape is checked). The wrong corpus (none of the OpenIE passages in it) raises ``ValueError``, as an index
+    with every triple skipped and no graph is no use. Cheap, so callers can run it before they create anything."""
+    docs = openie.get("docs") if isinstance(openie, dict) else None
+    if not isinstance(docs, list):
+        raise ValueError(f'{openie_name}: expected {{"docs": [...]}}')
+    if corpus is None:
+        return docs
+    if not isinstance(corpus, list):
+        raise ValueError(f"{corpus_name}: expected a list of {{title, text}} passages")
+    texts = {p["text"] for p in corpus if isinstance(p, dict) and isinstance(p.get("text"), str) and p["text"].strip()}
+    wanted = [text for d in docs if isinstance(d, dict) for _, text in [_split_passage(d)] if text.strip()]
+    if wanted and not any(text in texts for text in wanted):
+        raise ValueError(
+            f"{openie_name}: none of its passages is in the corpus {corpus_name} "
+            f"({len(wanted)} checked; is it the corpus the extraction was run on?)"
+        )
+    return docs
+
+
 def import_openie(
     kg: KnowledgeGraph,
     openie: str | Path | dict[str, Any],
@@ -55,7 +78,8 @@ def import_openie(
 
     With a corpus, each OpenIE doc is matched to its passage by exact text;
     corpus passages without OpenIE output are still added as chunks. Chunk ids are ``passage-NNNNN``
-    by corpus position, the chunk text is the passage text, the title goes to metadata.
+    by corpus position, the chunk text is the passage text, the title goes to metadata. When none of the
+    OpenIE passages is in the corpus (the wrong corpus), ``ValueError`` is raised and ``kg`` is left unchanged.
     """
     from kg_rag.ingest.pipeline import replace_documents
 
@@ -63,15 +87,12 @@ def import_openie(
     report = report if report is not None else IngestReport()
     target, kg = kg, KnowledgeGraph()  # built aside, then each passage replaces its earlier version
     data = load_json(openie) if isinstance(openie, (str, Path)) else openie
-    docs = data.get("docs") if isinstance(data, dict) else None
-    if not isinstance(docs, list):
-        raise ValueError(f'{openie if isinstance(openie, (str, Path)) else "openie"}: expected {{"docs": [...]}}')
+    source = str(corpus) if isinstance(corpus, (str, Path)) else "corpus"
     passages = load_json(corpus) if isinstance(corpus, (str, Path)) else corpus
+    name = str(openie) if isinstance(openie, (str, Path)) else "openie"
+    docs = check_corpus_match(data, passages, openie_name=name, corpus_name=source)
     if passages is None:
         passages = [dict(zip(("title", "text"), _split_passage(d))) for d in docs if isinstance(d, dict)]
-    if not isinstance(passages, list):
-        raise ValueError(f"{corpus}: expected a list of {{title, text}} passages")
-    source = str(corpus) if isinstance(corpus, (str, Path)) else "corpus"
     by_text: dict[str, int] = {}
     for i, p in enumerate(passages):
         if not isinstance(p, dict) or not isinstance(p.get("text"), str):

@@ -267,6 +267,15 @@ class DirectoryStore(DocumentWrites):
                 raise IndexFormatError(path, f"manifest field {key!r} has the wrong type")
         return manifest
 
+    def check_files(self) -> None:
+        """Check every file of the current generation against its manifest (size; sha256 unless ``verify`` is
+        off) without loading anything: :meth:`stats` reads only the manifest's counts, which a damaged index
+        still has."""
+        gen_dir = self.current_generation()
+        files = self.manifest(gen_dir)["files"]
+        for name in sorted(files):
+            self._check_file(gen_dir, files, name)
+
     def _check_file(self, gen_dir: Path, files: dict[str, Any], name: str) -> None:
         path = gen_dir / name
         if name not in files:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import subprocess
 import time
 import warnings
 from pathlib import Path
@@ -68,7 +69,22 @@ class EmbeddedPostgres:
         self._started_here = False
 
     # ------------------------------------------------------------------ lifecycle
+    def _check_data_dir(self) -> None:
+        """Refuse an existing folder that is neither empty nor a PostgreSQL data directory before anything touches it:
+        preparing it (as root) hands the folder to the server's user, and initdb would then fail on it anyway."""
+        if not self.pgdata.exists():
+            return
+        if not self.pgdata.is_dir():
+            raise ConfigurationError(f"{self.pgdata}: not a folder (give a new or empty folder for PostgreSQL's data)")
+        if (self.pgdata / "PG_VERSION").exists():
+            return
+        if any(self.pgdata.iterdir()):
+            raise ConfigurationError(
+                f"{self.pgdata}: not empty and not a PostgreSQL data directory (give a new or empty folder)"
+            )
+
     def _prepare(self) -> None:
+        self._check_data_dir()
         ep = _module()
         self.pgdata.mkdir(parents=True, exist_ok=True)
         if os.geteuid() == 0:
@@ -79,11 +95,14 @@ class EmbeddedPostgres:
             os.chown(self.pgdata, entry.pw_uid, entry.pw_gid)
             self._user = RUN_AS_ROOT_USER
         if not (self.pgdata / "PG_VERSION").exists():
-            ep.initdb(
-                ["--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8", "-U", "postgres"],
-                pgdata=self.pgdata,
-                user=self._user,
-            )
+            try:
+                ep.initdb(
+                    ["--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8", "-U", "postgres"],
+                    pgdata=self.pgdata,
+                    user=self._user,
+                )
+            except subprocess.CalledProcessError as exc:  # initdb's own message went to the log
+                raise ConfigurationError(f"PostgreSQL could not initialise {self.pgdata}: initdb failed") from exc
 
     def running_port(self) -> int | None:
         """The port of a server already running on this data directory (``None`` when none is)."""
@@ -135,12 +154,14 @@ class EmbeddedPostgres:
         logger.info("PostgreSQL started on %s in %.2f s", self.pgdata, time.perf_counter() - started)
         return self.uri()
 
-    def stop(self) -> None:
-        """Stop the server running on ``pgdata`` (whoever started it)."""
+    def stop(self) -> bool:
+        """Stop the server running on ``pgdata`` (whoever started it); ``False`` when none was running, so the
+        caller can tell the user instead of claiming it stopped something."""
         if self.running_port() is None:
-            return
+            return False
         ep = _module()
         ep.pg_ctl(["-m", "fast", "-w", "stop"], pgdata=self.pgdata, user=self._user or self._owner(), timeout=60)
+        return True
 
     def _owner(self) -> str | None:
         return RUN_AS_ROOT_USER if os.geteuid() == 0 else None

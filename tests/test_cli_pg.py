@@ -1,0 +1,177 @@
+"""``kg-rag pg`` and ``kg-rag demo --store postgres``: a folder that is not PostgreSQL's is refused before it is
+touched, ``pg stop`` says when nothing ran, and the demo writes to the schema the URI names."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from kg_rag.cli import build_parser, main
+from kg_rag.store import open_store
+
+BOW = "kg_rag.testing:BagOfWordsEmbeddings"
+
+
+def one_line_error(capsys, argv: list[str], message: str) -> str:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert code == 2, err
+    assert err.startswith("kg-rag: error: ") and message in err, err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert not out, out
+    return err
+
+
+def snapshot(path: Path) -> tuple[int, int, int, list[str]]:
+    st = path.stat()
+    return st.st_uid, st.st_gid, st.st_mode, sorted(p.name for p in path.iterdir())
+
+
+# --------------------------------------------------------------------------- pg start: foreign folders
+def test_start_refuses_a_folder_with_other_files_and_leaves_it_alone(tmp_path, capsys):
+    docs = tmp_path / "documents"
+    docs.mkdir()
+    (docs / "letter.txt").write_text("dear user")
+    before, parent_before = snapshot(docs), snapshot(tmp_path)
+
+    one_line_error(capsys, ["pg", "start", str(docs)], "not empty and not a PostgreSQL data directory")
+
+    assert snapshot(docs) == before  # owner, group, mode and contents unchanged
+    assert snapshot(tmp_path) == parent_before  # no g+rx,o+rx granted on the way up either
+    assert (docs / "letter.txt").read_text() == "dear user"
+
+
+def test_start_refuses_a_file(tmp_path, capsys):
+    f = tmp_path / "notes.txt"
+    f.write_text("x")
+    one_line_error(capsys, ["pg", "start", str(f)], "not a folder")
+    assert f.read_text() == "x"
+
+
+def test_pg_help_documents_what_start_takes_and_the_exit_status():
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    text = " ".join(sub.choices["pg"].format_help().split())
+    assert "refuses any other folder" in text and "exit with status 2 when no server is running" in text
+
+
+# --------------------------------------------------------------------------- pg stop with nothing running
+@pytest.mark.parametrize("make", ["missing", "empty"])
+def test_stop_with_nothing_running_is_an_error_like_uri(tmp_path, capsys, make):
+    folder = tmp_path / "pgdata"
+    if make == "empty":
+        folder.mkdir()
+    stop_err = one_line_error(capsys, ["pg", "stop", str(folder)], "no PostgreSQL running there")
+    uri_err = one_line_error(capsys, ["pg", "uri", str(folder)], "no PostgreSQL running there")
+    assert stop_err == uri_err
+    assert folder.exists() == (make == "empty")  # stop creates nothing
+
+
+def test_stop_after_a_crash_leaves_the_stale_pid_file_and_says_nothing_ran(tmp_path, capsys):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (tmp_path / "PG_VERSION").write_text("16\n")
+    (tmp_path / "postmaster.pid").write_text(f"{dead.pid}\n{tmp_path}\n0\n5432\n")
+    one_line_error(capsys, ["pg", "stop", str(tmp_path)], "no PostgreSQL running there")
+    assert (tmp_path / "postmaster.pid").exists()
+
+
+# --------------------------------------------------------------------------- pg with a real server
+def _pgdata(uri: str) -> Path:
+    return Path(parse_qs(urlsplit(uri).query)["host"][0])
+
+
+def test_start_on_an_existing_data_directory_attaches_to_it(pg_server, capsys):
+    pgdata = _pgdata(pg_server)
+    assert (pgdata / "PG_VERSION").exists() and any(pgdata.iterdir())
+    assert main(["pg", "start", str(pgdata)]) == 0
+    assert capsys.readouterr().out.strip() == pg_server
+    assert main(["pg", "uri", str(pgdata)]) == 0
+    assert capsys.readouterr().out.strip() == pg_server
+
+
+def test_start_in_an_empty_folder_then_stop_twice(tmp_path, capsys):
+    folder = tmp_path / "pgdata"
+    folder.mkdir()
+    code = main(["pg", "start", str(folder)])
+    out, err = capsys.readouterr()
+    if code == 2 and "did not start" in err:
+        pytest.skip(err.strip())
+    try:
+        assert code == 0 and out.startswith("postgresql://"), err
+        assert (folder / "PG_VERSION").exists()
+    finally:
+        assert main(["pg", "stop", str(folder)]) == 0
+    assert capsys.readouterr().out.strip() == f"stopped PostgreSQL in {folder}"
+    one_line_error(capsys, ["pg", "stop", str(folder)], f"{folder}: no PostgreSQL running there")
+
+
+# --------------------------------------------------------------------------- demo: --pg and the schema
+@pytest.fixture
+def offline(monkeypatch):
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--pg", "postgresql://postgres@/postgres"], "--pg is for --store postgres"),
+        (["--store", "directory", "--pg", "postgresql://postgres@/postgres"], "--pg is for --store postgres"),
+        (["--store", "postgres", "--pg", "/tmp/db"], "--pg takes a postgresql:// URI"),
+        (["--store", "postgres", "--pg", "postgresql://postgres@/postgres?kg_schema=Bad"], "schema name must match"),
+    ],
+)
+def test_demo_refuses_pg_arguments_before_writing_anything(tmp_path, capsys, extra, message):
+    out = tmp_path / "d"
+    one_line_error(capsys, ["demo", "-q", "--out", str(out), "--embeddings", BOW, *extra], message)
+    assert not out.exists()
+
+
+def _demo(capsys, tmp_path: Path, uri: str) -> str:
+    code = main(["demo", "-q", "--store", "postgres", "--pg", uri, "--out", str(tmp_path / "d"), "--embeddings", BOW])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return out
+
+
+def test_demo_writes_to_the_schema_the_uri_names(pg_server, offline, tmp_path, capsys):
+    schema = f"t_demo_{uuid.uuid4().hex[:8]}"
+    mine = open_store(f"{pg_server}&kg_schema={schema}")
+    default = open_store(f"{pg_server}&kg_schema=kg_rag_demo")
+    default_before = default.exists()
+    try:
+        out = _demo(capsys, tmp_path, f"{pg_server}&kg_schema={schema}")
+        assert f"PostgreSQL schema {schema} (your server)" in out
+        assert mine.exists() and mine.stats()["documents"] == 12
+        assert default.exists() == default_before  # kg_rag_demo neither created nor replaced
+    finally:
+        mine.drop()
+
+
+def test_demo_without_a_schema_uses_kg_rag_demo(pg_server, offline, tmp_path, capsys):
+    default = open_store(f"{pg_server}&kg_schema=kg_rag_demo")
+    if default.exists():
+        pytest.skip("kg_rag_demo already holds an index on the shared server")
+    kg_rag_before = open_store(pg_server).exists()
+    try:
+        out = _demo(capsys, tmp_path, pg_server)
+        assert "PostgreSQL schema kg_rag_demo (your server)" in out
+        assert default.stats()["documents"] == 12
+        assert open_store(pg_server).exists() == kg_rag_before  # not written to kg_rag, the index default
+    finally:
+        default.drop()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the ownership hand-over happens only as root")
+def test_refused_folder_keeps_its_owner_as_root(tmp_path, capsys):
+    docs = tmp_path / "documents"
+    docs.mkdir()
+    (docs / "a.txt").write_text("a")
+    one_line_error(capsys, ["pg", "start", str(docs)], "not empty")
+    assert docs.stat().st_uid == 0 and (docs / "a.txt").stat().st_uid == 0
