@@ -56,6 +56,7 @@ def test_import_small_openie_counts_skips_and_keeps_direction(tmp_path):
         "passage_not_in_corpus": 1,
     }
     assert len(kg.chunks) == 3 and kg.chunks[passage_id(2)].text == CORPUS[2]["text"]
+    assert [kg.docs[passage_id(i)].title for i in range(3)] == ["Lyon", "Lyon", "Orphan"]  # `stats --docs` shows it
     rel = kg.find_relations("Lyon", "France")[0]
     assert rel.relation_type == "LOCATED_IN" and rel.predicate == "is located in"
     assert rel.chunk_id == passage_id(0)

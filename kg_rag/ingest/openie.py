@@ -103,6 +103,7 @@ def import_openie(
             continue
         by_text.setdefault(p["text"], i)
         cid = passage_id(i)
+        kg.add_document(cid, source=source, title=str(p.get("title") or "") or None)  # `stats --docs` shows it
         kg.add_chunk(
             Chunk(
                 cid,
