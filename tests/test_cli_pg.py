@@ -175,3 +175,19 @@ def test_refused_folder_keeps_its_owner_as_root(tmp_path, capsys):
     (docs / "a.txt").write_text("a")
     one_line_error(capsys, ["pg", "start", str(docs)], "not empty")
     assert docs.stat().st_uid == 0 and (docs / "a.txt").stat().st_uid == 0
+
+
+def test_the_server_user_may_only_search_the_parent_folders(tmp_path):
+    """Running as root, the data folder's parents must let the server's user through: search permission is
+    enough (the library's helper also made every parent up to / readable by everyone)."""
+    import stat
+
+    from kg_rag.store.postgres.embedded import allow_traversal
+
+    private = tmp_path / "private"
+    (private / "deeper").mkdir(parents=True)
+    private.chmod(0o700)
+    (private / "deeper").chmod(0o750)
+    allow_traversal(private / "deeper" / "pgdata")
+    assert stat.S_IMODE(private.stat().st_mode) == 0o711
+    assert stat.S_IMODE((private / "deeper").stat().st_mode) == 0o751

