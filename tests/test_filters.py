@@ -92,6 +92,17 @@ def test_included_entity_is_used_and_unknown_names_warn(retriever, strategy):
     assert any("Nobody Atall" in w for w in odd.warnings) and any("NOPE" in w for w in odd.warnings)
 
 
+def test_invoke_logs_the_warnings_it_cannot_return(retriever, caplog):
+    """``invoke`` returns only Documents, so a filter naming nothing ("NOPE") would fail silently."""
+    with caplog.at_level("WARNING", logger="kg_rag"):
+        retriever.invoke(QUESTION, edge_types=["NOPE"])
+    assert any("NOPE" in r.getMessage() for r in caplog.records)
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="kg_rag"):
+        assert any("NOPE" in w for w in retriever.retrieve(QUESTION, edge_types=["NOPE"]).warnings)
+    assert not caplog.records  # retrieve() hands them to the caller instead
+
+
 def test_matched_facts_obey_the_filters(retriever):
     result = retriever.retrieve("Lars Eriksen reports to Priya Nair", top_k_facts=10, exclude_edge_types=["REPORTS_TO"])
     assert "REPORTS_TO" not in types_shown(result)

@@ -198,6 +198,9 @@ class EntityBasedKGRAG(BaseRetriever):
     def _finish(self, result: RetrievalResult, overrides: dict, include: bool | None, sink: Any) -> list[Document]:
         if sink is not None:  # retrieve(): the caller wants the whole result, context formatted
             sink.append(self._with_context(result, overrides))
+        else:  # invoke() returns only Documents: the warnings ("no relation type named ...") would be lost
+            for warning in result.warnings:
+                logger.warning("%s", warning)
         return self.to_documents(result, include)
 
     def to_documents(self, result: RetrievalResult, include_edges: bool | None = None) -> list[Document]:
