@@ -142,6 +142,20 @@ def test_per_call_overrides_and_history(demo_index, bow_embeddings):
     assert with_history.chunks[0].id == "doc-10"
 
 
+def test_configurable_fields_and_copies_of_a_retriever_built_from_an_index(demo_index, bow_embeddings):
+    """LangChain rebuilds a retriever from its fields for ``configurable_fields``; one built from an index then
+    carries both ``index`` and the backend made for it, which used to be refused."""
+    from langchain_core.runnables import ConfigurableField
+
+    r = EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings, k=3)
+    tunable = r.configurable_fields(k=ConfigurableField(id="top_k"))
+    assert len(tunable.invoke("Project Atlas")) == 3
+    assert len(tunable.invoke("Project Atlas", config={"configurable": {"top_k": 1}})) == 1
+    other = EntityBasedKGRAG.from_graph(chain_graph(), bow_embeddings).backend  # another graph: two sources
+    with pytest.raises(ValueError, match="exactly one"):
+        EntityBasedKGRAG(index=demo_index, backend=other, embeddings=bow_embeddings)
+
+
 def test_empty_whitespace_long_and_odd_queries(demo_index, bow_embeddings):
     r = EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings)
     for bad in ("", "   \n\t ", "\x00\x01"):

@@ -65,6 +65,10 @@ class EntityBasedKGRAG(BaseRetriever):
         embeddings: the LangChain ``Embeddings`` the index was built with (used for queries).
         params: every retrieval knob (:class:`QueryParams`); or pass ``preset`` (``default``/``seed003``).
         k: number of chunks returned (LangChain's usual name for ``params.top_k_chunks``).
+
+    Settings are fixed when the retriever is built (assigning ``r.k`` later changes nothing): set them per call
+    with keyword arguments or ``config={"configurable": {...}}``, or build a new one (``configurable_fields``
+    does that for you).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -83,7 +87,10 @@ class EntityBasedKGRAG(BaseRetriever):
             raise ValueError(f"params must be a QueryParams, got {type(self.params).__name__}")
         if self.index is not None and not isinstance(self.index, GraphIndex):
             raise ValueError(f"index must be a kg_rag GraphIndex, got {type(self.index).__name__}")
-        if (self.index is None) == (self.backend is None):
+        # a copy of a retriever built from an index (``configurable_fields``, ``model_copy``) carries both: its
+        # backend is the one built here for that same index, not a second source
+        derived = isinstance(self.backend, LiveBackend) and self.backend.index is self.index
+        if (self.index is None) == (self.backend is None) and not derived:
             raise ValueError("give exactly one of index= (a GraphIndex) or backend= (a QueryBackend)")
         params = get_preset(self.preset) if self.preset else self.params
         if self.k is not None:
