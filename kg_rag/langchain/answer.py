@@ -3,7 +3,7 @@
 ``build_answer_graph(retriever, llm)`` compiles ``START -> retrieve -> answer -> END``. The answer node gives
 the chat model the formatted context (paths, relationships table, entities, numbered sources) inside explicit
 delimiters, with a system prompt that explains the notation and says the context is data, not instructions.
-The result carries the documents and paths it used, for citations.
+The result carries the documents and paths the model was shown (a token budget may cut some), for citations.
 """
 
 from __future__ import annotations
@@ -15,9 +15,11 @@ from typing import Any
 from langchain_core.documents import Document
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
-from typing_extensions import TypedDict  # pydantic needs it for the graph's JSON schema on Python < 3.12
+from typing_extensions import NotRequired, TypedDict  # pydantic needs it for the graph's JSON schema on Python < 3.12
 
 from kg_rag.errors import KGRagError
+from kg_rag.langchain.retriever import _CONFIGURABLE
+from kg_rag.query.params import QueryParams
 
 logger = logging.getLogger(__name__)
 
@@ -57,8 +59,15 @@ class ReasonedAnswer(BaseModel):
     answer: str = Field(description="The final answer only")
 
 
+class AnswerInput(TypedDict):
+    """Input of the answer graph: the question and, optionally, earlier turns (folded into retrieval)."""
+
+    question: str
+    history: NotRequired[list[Any]]
+
+
 class AnswerState(TypedDict, total=False):
-    """State of the answer graph. Input: ``question`` (and optionally ``history``)."""
+    """State (and output) of the answer graph. ``documents`` and ``paths`` are what the context showed."""
 
     question: str
     history: list[Any]
@@ -115,7 +124,8 @@ def declines(answer: str) -> bool:
 
 def _citations(answer: str, documents: list[Document]) -> list[dict[str, Any]]:
     """The sources the answer used: those it cites as ``[n]``; without markers, those whose text contains the
-    (short) answer; none when it declines."""
+    (short) answer; none when it declines. ``documents`` are the sources shown, ``documents[n - 1]`` being
+    ``[n]``, so a marker beyond them (a source the model never saw) cites nothing."""
     if declines(answer):
         return []
     cited = [int(n) for n in _CITATION.findall(answer or "")]
@@ -135,6 +145,47 @@ def _citations(answer: str, documents: list[Document]) -> list[dict[str, Any]]:
     ]
 
 
+def _shown_documents(docs: list[Document], result: Any) -> list[Document]:
+    """The documents the context numbered as sources. The token budget may cut sources from the end; citing or
+    returning those would point at text the model never saw. Sources are numbered in result order and kept as a
+    prefix, so the longest shown prefix keeps ``[n]`` == ``docs[n - 1]``."""
+    formatted = getattr(result, "formatted", None)
+    if formatted is None:  # a result formatted elsewhere: nothing recorded, keep all
+        return docs
+    kept = set(formatted.chunks)
+    shown: list[Document] = []
+    for doc in docs:
+        if doc.metadata.get("chunk_id") not in kept:
+            break
+        shown.append(doc)
+    return shown
+
+
+def _checked_retrieval_kwargs(retriever: Any, retrieval_kwargs: dict[str, Any] | None) -> dict[str, Any]:
+    """``retrieval_kwargs`` validated when the graph is built, so a typo fails here rather than on every call."""
+    kwargs = dict(retrieval_kwargs or {})
+    unknown = sorted(set(kwargs) - _CONFIGURABLE)
+    if unknown:
+        raise ValueError(f"unknown retrieval_kwargs key(s): {', '.join(map(repr, unknown))} (see QueryParams fields)")
+    if "history" in kwargs:
+        raise ValueError("retrieval_kwargs cannot fix history: pass it per call as {'question': ..., 'history': [...]}")
+    params = getattr(retriever, "params", None)
+    if isinstance(params, QueryParams):  # values too
+        fields = {k: v for k, v in kwargs.items() if k not in ("k", "include_edges")}
+        if "k" in kwargs:
+            fields["top_k_chunks"] = kwargs["k"]
+        params.replace(**fields)
+    return kwargs
+
+
+def _question(state: AnswerState) -> Any:
+    """The input's question (the retriever validates its text), or one clear line instead of a bare KeyError."""
+    question = state.get("question") if isinstance(state, dict) else None
+    if question is None:
+        raise ValueError("the answer graph needs a question: invoke it with {'question': '...'}")
+    return question
+
+
 def build_answer_graph(
     retriever: Any,
     llm: Any,
@@ -148,15 +199,16 @@ def build_answer_graph(
 
     ``llm`` is any LangChain chat model (see :func:`kg_rag.llm.default_chat_model` for ChatOpenAI from the
     environment). ``chain_of_thought`` asks for ``{reasoning, answer}`` through structured output;
-    ``numeric_only`` asks for a bare number and extracts it. ``retrieval_kwargs`` are per-call
-    :class:`~kg_rag.params.QueryParams` overrides fixed for every call; per invocation, pass them in
-    ``config={"configurable": {...}}``. Invoke with ``{"question": ...}``; sync and async. Citations are the
-    sources the answer used (empty when it declines).
+    ``numeric_only`` asks for a bare number and extracts it. ``retrieval_kwargs`` are default
+    :class:`~kg_rag.params.QueryParams` overrides for every call (checked now); per invocation, pass settings in
+    ``config={"configurable": {...}}``, which win over these defaults. Invoke with ``{"question": ...}`` (and
+    optionally ``"history"``); sync and async. ``documents`` are the sources the context showed the model;
+    citations are those the answer used (empty when it declines).
     """
     from langchain_core.runnables import RunnableConfig, RunnableLambda
     from langgraph.graph import END, START, StateGraph
 
-    kwargs = dict(retrieval_kwargs or {})
+    defaults = _checked_retrieval_kwargs(retriever, retrieval_kwargs)
     model = llm
     if chain_of_thought:
         try:
@@ -164,21 +216,36 @@ def build_answer_graph(
         except NotImplementedError as exc:
             raise ValueError(f"{type(llm).__name__} has no structured output; chain_of_thought needs it") from exc
 
-    def _retrieved(result: Any) -> AnswerState:
+    def _call_kwargs(state: AnswerState, config: RunnableConfig) -> dict[str, Any]:
+        """The build-time defaults this call's ``configurable`` does not set (the retriever reads those itself,
+        but keyword arguments would win over them), plus the input's history."""
+        configured = set((config or {}).get("configurable") or {})
+        if configured & {"k", "top_k_chunks"}:  # the same setting under two names
+            configured |= {"k", "top_k_chunks"}
+        call = {k: v for k, v in defaults.items() if k not in configured}
+        if state.get("history") is not None:
+            call["history"] = state["history"]
+        return call
+
+    def _retrieved(result: Any, config: RunnableConfig, call: dict[str, Any]) -> AnswerState:
         from kg_rag.context import render_path
 
-        docs = retriever.to_documents(result)
-        paths = [render_path(result.names, p) for p in result.paths]
+        include = call.get("include_edges", ((config or {}).get("configurable") or {}).get("include_edges"))
+        docs = _shown_documents(retriever.to_documents(result, include), result)
+        formatted = getattr(result, "formatted", None)
+        shown = result.paths if formatted is None else [result.paths[i] for i in formatted.paths]
+        paths = [render_path(result.names, p) for p in shown]
         return {"documents": docs, "context": result.context, "paths": paths}
 
     def retrieve(state: AnswerState, config: RunnableConfig) -> AnswerState:
         # through the retriever's own run: its callbacks fire and tracing shows the retrieval step; settings in
         # config["configurable"] (k, max_hops, edge_types, ...) apply to this invocation
-        return _retrieved(retriever.retrieve(state["question"], config=config, history=state.get("history"), **kwargs))
+        question, call = _question(state), _call_kwargs(state, config)
+        return _retrieved(retriever.retrieve(question, config=config, **call), config, call)
 
     async def aretrieve(state: AnswerState, config: RunnableConfig) -> AnswerState:
-        result = await retriever.aretrieve(state["question"], config=config, history=state.get("history"), **kwargs)
-        return _retrieved(result)
+        question, call = _question(state), _call_kwargs(state, config)
+        return _retrieved(await retriever.aretrieve(question, config=config, **call), config, call)
 
     def _finish(state: AnswerState, output: Any) -> AnswerState:
         if chain_of_thought:
@@ -213,7 +280,7 @@ def build_answer_graph(
             raise AnswerGenerationError(f"chat model failed: {type(exc).__name__}: {exc}") from exc
         return _finish(state, output)
 
-    graph = StateGraph(AnswerState)
+    graph = StateGraph(AnswerState, input_schema=AnswerInput)
     graph.add_node(
         "retrieve", RunnableLambda(retrieve, afunc=aretrieve, name="kg-rag retrieve").with_config(tags=["kg-rag"])
     )

@@ -1,25 +1,38 @@
 """Agent tools (the LangChain layer): knowledge-graph search and directed path finding, plus an example agent.
 
-- :func:`make_retriever_tool` wraps :class:`~kg_rag.retriever.EntityBasedKGRAG` with LangChain's own
+- :func:`make_retriever_tool` wraps :class:`~kg_rag.retriever.EntityBasedKGRAG` like LangChain's own
   ``create_retriever_tool(..., response_format="content_and_artifact")``: the model reads each chunk with the
   directed paths and relations that reach it; the ``Document``s travel as the artifact.
 - :func:`make_path_tool` answers "how is X connected to Y": directed paths between two named entities,
-  optionally restricted to relation types and a maximum length.
+  optionally restricted to relation types and a maximum length, under the retriever's filters.
+
+Both tools pass the run's ``RunnableConfig`` on (``config={"configurable": {"k": 1, "edge_types": [...]}}``
+applies per call, as it does for the retriever), and arguments a model can correct (an empty query, an unknown
+or excluded entity) come back as an error ``ToolMessage`` instead of ending the agent run.
 """
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import fields
 from typing import Any, Literal
 
-from langchain_core.prompts import PromptTemplate
-from langchain_core.tools import StructuredTool, create_retriever_tool
+from langchain_core.callbacks import Callbacks
+from langchain_core.documents import Document
+from langchain_core.prompts import PromptTemplate, aformat_document, format_document
+from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import patch_config
+from langchain_core.tools import StructuredTool, ToolException
+from langchain_core.tools.retriever import RetrieverInput
 from pydantic import BaseModel, Field
 
 from kg_rag.context import render_path
 from kg_rag.index.embeddings import embed_query
-from kg_rag.model.schema import canonical_key
+from kg_rag.langchain.retriever import _configured
+from kg_rag.model.schema import canonical_key, upper_snake
+from kg_rag.query.params import QueryParams
 from kg_rag.query.paths import find_paths
+from kg_rag.query.seeds import resolve_names
 
 RETRIEVER_TOOL_DESCRIPTION = (
     "Search the knowledge graph built from the document collection. Input: a natural-language query. "
@@ -29,17 +42,53 @@ RETRIEVER_TOOL_DESCRIPTION = (
 DOCUMENT_PROMPT = PromptTemplate.from_template(
     "[source {chunk_id} | score {score:.3f}]\n{graph_context}\n{page_content}"
 )
+DOCUMENT_SEPARATOR = "\n\n---\n\n"
+_PARAM_FIELDS = frozenset(f.name for f in fields(QueryParams))
 
 
-def make_retriever_tool(retriever: Any, name: str = "knowledge_graph_search", description: str | None = None):
-    """The retriever as a LangChain tool (``content_and_artifact``: text for the model, Documents as artifact)."""
-    return create_retriever_tool(
-        retriever,
-        name,
-        description or RETRIEVER_TOOL_DESCRIPTION,
-        document_prompt=DOCUMENT_PROMPT,
-        document_separator="\n\n---\n\n",
+def _run_params(retriever: Any, config: RunnableConfig | None) -> QueryParams:
+    """The retriever's params with this run's ``configurable`` retrieval settings applied. A bad setting raises
+    ``ValueError``: it is the caller's mistake, which the model cannot fix."""
+    settings = _configured(config)
+    overrides = {k: v for k, v in settings.items() if k in _PARAM_FIELDS}
+    if "k" in settings:
+        overrides["top_k_chunks"] = settings["k"]
+    return retriever.params.replace(**overrides)
+
+
+def make_retriever_tool(
+    retriever: Any, name: str = "knowledge_graph_search", description: str | None = None
+) -> StructuredTool:
+    """The retriever as a LangChain tool (``content_and_artifact``: text for the model, Documents as artifact).
+
+    Same tool as ``create_retriever_tool``, except that the run's config reaches the retriever (that one keeps
+    only the callbacks, so ``configurable`` settings were lost) and a query the retriever refuses comes back to
+    the model as an error message it can act on."""
+
+    def run(query: str, *, config: RunnableConfig, callbacks: Callbacks = None) -> tuple[str, list[Document]]:
+        _run_params(retriever, config)  # a bad configurable setting raises here, before the model sees anything
+        try:
+            docs = retriever.invoke(query, patch_config(config, callbacks=callbacks))
+        except ValueError as exc:  # empty or non-text query: the model can rephrase
+            raise ToolException(str(exc)) from exc
+        return DOCUMENT_SEPARATOR.join(format_document(d, DOCUMENT_PROMPT) for d in docs), docs
+
+    async def arun(query: str, *, config: RunnableConfig, callbacks: Callbacks = None) -> tuple[str, list[Document]]:
+        _run_params(retriever, config)
+        try:
+            docs = await retriever.ainvoke(query, patch_config(config, callbacks=callbacks))
+        except ValueError as exc:
+            raise ToolException(str(exc)) from exc
+        return DOCUMENT_SEPARATOR.join([await aformat_document(d, DOCUMENT_PROMPT) for d in docs]), docs
+
+    return StructuredTool(
+        name=name,
+        description=description or RETRIEVER_TOOL_DESCRIPTION,
+        func=run,
+        coroutine=arun,
+        args_schema=RetrieverInput,
         response_format="content_and_artifact",
+        handle_tool_error=True,
     )
 
 
@@ -73,25 +122,78 @@ def resolve_entity(view: Any, embeddings: Any, name: str, min_similarity: float 
     raise ValueError(f"no entity named {name!r} in the knowledge graph")
 
 
+def _walk_direction(asked: str, allowed: str) -> str | None:
+    """The path tool's direction within the retriever's ``direction`` (``None``: no edge may be walked)."""
+    forward = allowed in ("out", "both")
+    backward = asked == "any" and allowed in ("in", "both")
+    return "any" if forward and backward else "directed" if forward else "in" if backward else None
+
+
+def _allowed_types(asked: list[str] | None, p: QueryParams) -> list[str] | None:
+    """Relation types the walk may follow: the model's choice within the retriever's allow- and deny-lists
+    (``None``: any type the deny-list leaves)."""
+    if not asked:
+        return list(p.edge_types) if p.edge_types is not None else None
+    allow = None if p.edge_types is None else {upper_snake(t) for t in p.edge_types}
+    deny = {upper_snake(t) for t in p.exclude_edge_types}
+    kept = [t for t in asked if (allow is None or upper_snake(t) in allow) and upper_snake(t) not in deny]
+    if not kept:
+        limits = f"allowed: {', '.join(p.edge_types)}" if p.edge_types is not None else "they are excluded"
+        raise ToolException(f"relation types {', '.join(asked)} may not be followed in this search ({limits})")
+    return kept
+
+
 def make_path_tool(retriever: Any, name: str = "find_connection", limit: int = 5) -> StructuredTool:
-    """A tool that lists directed paths between two named entities (the artifact holds the paths as dicts)."""
+    """A tool that lists directed paths between two named entities (the artifact holds the paths as dicts).
+
+    The walk honours the retriever's filters (``edge_types``, ``exclude_edge_types``, ``exclude_entities``,
+    ``direction``, ``use_synonyms``), with the run's ``configurable`` settings applied, as retrieval does:
+    an excluded entity or relation type never shows up in a path."""
 
     def run(
-        source: str, target: str, relation_types: list[str] | None = None, max_length: int = 4, direction: str = "any"
+        source: str,
+        target: str,
+        relation_types: list[str] | None = None,
+        max_length: int = 4,
+        direction: str = "any",
+        *,
+        config: RunnableConfig,
     ) -> tuple[str, list[dict[str, Any]]]:
+        p = _run_params(retriever, config)  # a bad configurable setting is the caller's error: raised
+        walk = _walk_direction(direction, p.direction)
+        if walk is None:
+            raise ToolException("this search only follows edges from target to source: use direction='any'")
+        types = _allowed_types(relation_types, p)
         with retriever.backend.reader() as view:
             try:
                 s, s_name = resolve_entity(view, retriever.embeddings, source)
                 t, t_name = resolve_entity(view, retriever.embeddings, target)
             except ValueError as exc:
-                return str(exc), []
+                raise ToolException(str(exc)) from exc
+            blocked = set(resolve_names(view, p.exclude_entities).values())
+            for asked, handle in ((source, s), (target, t)):
+                if handle in blocked:
+                    raise ToolException(f"{asked!r} is excluded from this knowledge graph search")
             paths, names = find_paths(
-                view, s, t, relation_types=relation_types, max_length=max_length, direction=direction, limit=limit
+                view,
+                s,
+                t,
+                relation_types=types,
+                max_length=max_length,
+                direction=walk,
+                limit=limit,
+                use_synonyms=p.use_synonyms,
+                exclude_types=p.exclude_edge_types,
+                blocked=blocked,
             )
         if not paths:
-            types = f" using {', '.join(relation_types)}" if relation_types else ""
-            return (f"No path from {s_name} to {t_name} within {max_length} edges{types}.", [])
-        lines = [render_path(names, p) for p in paths]
+            types_used = f" using {', '.join(types)}" if types is not None else ""
+            limits = [f"not using {', '.join(p.exclude_edge_types)}"] if p.exclude_edge_types else []
+            limits += ["avoiding excluded entities"] if blocked else []
+            limits += {"directed": ["edges read forwards only"], "in": ["edges read backwards only"]}.get(walk, [])
+            under = f" ({'; '.join(limits)})" if limits else ""
+            return f"No path from {s_name} to {t_name} within {max_length} edges{types_used}{under}.", []
+        lines = [render_path(names, path) for path in paths]
         artifact = [
             {
                 "path": line,
@@ -102,19 +204,25 @@ def make_path_tool(retriever: Any, name: str = "find_connection", limit: int = 5
                         "target": st.target,
                         "relation_id": st.relation_id,
                     }
-                    for st in p.steps
+                    for st in path.steps
                 ],
             }
-            for line, p in zip(lines, paths)
+            for line, path in zip(lines, paths)
         ]
         header = f"Paths from {s_name} to {t_name} (A -[TYPE]-> B: A is the source):"
         return header + "\n" + "\n".join(lines), artifact
 
     async def arun(
-        source: str, target: str, relation_types: list[str] | None = None, max_length: int = 4, direction: str = "any"
+        source: str,
+        target: str,
+        relation_types: list[str] | None = None,
+        max_length: int = 4,
+        direction: str = "any",
+        *,
+        config: RunnableConfig,
     ) -> tuple[str, list[dict[str, Any]]]:
         # the walk is CPU and database work: off the event loop
-        return await asyncio.to_thread(run, source, target, relation_types, max_length, direction)
+        return await asyncio.to_thread(run, source, target, relation_types, max_length, direction, config=config)
 
     return StructuredTool.from_function(
         func=run,
@@ -126,6 +234,7 @@ def make_path_tool(retriever: Any, name: str = "find_connection", limit: int = 5
         ),
         args_schema=PathQuery,
         response_format="content_and_artifact",
+        handle_tool_error=True,
     )
 
 

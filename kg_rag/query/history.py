@@ -19,27 +19,56 @@ def validate_query(query: Any) -> str:
     return cleaned
 
 
+_USER_ROLES = ("user", "human")
+_ROLES = frozenset({*_USER_ROLES, "ai", "assistant", "system", "developer", "function", "tool"})
+"""The roles LangChain accepts in ``(role, content)`` tuples."""
+
+
+def content_text(content: Any) -> str:
+    """The text of a message's content: a string as is; for a list of content blocks, the text of its string
+    and ``{"type": "text"}`` blocks joined by spaces (images, tool calls and other blocks carry no query text)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, (list, tuple)):
+        texts = []
+        for block in content:
+            if isinstance(block, str):
+                texts.append(block)
+            elif isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+                texts.append(block["text"])
+        return " ".join(t.strip() for t in texts if t.strip())
+    return "" if content is None else str(content)
+
+
+def _user_turn(item: Any) -> str | None:
+    """The text of ``item`` when it is a user turn, ``None`` for other roles; ``ValueError`` for unknown shapes."""
+    if isinstance(item, str):
+        return item
+    if isinstance(item, dict):
+        role = item.get("role", item.get("type"))
+        return content_text(item.get("content")) if role in _USER_ROLES else None
+    if isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[0], str):  # LangChain (role, content)
+        if item[0] not in _ROLES:
+            raise ValueError(f"history item has unknown role {item[0]!r}; use one of {', '.join(sorted(_ROLES))}")
+        return content_text(item[1]) if item[0] in _USER_ROLES else None
+    if hasattr(item, "type") and hasattr(item, "content"):  # a LangChain message
+        return content_text(item.content) if item.type == "human" else None
+    raise ValueError(
+        f"history items must be strings, messages, (role, content) tuples or role/content dicts, got {item!r}"
+    )
+
+
 def fold_history(query: str, history: Sequence[Any] | None, turns: int) -> str:
     """Fold the last ``turns`` previous *user* turns into the query text.
 
-    ``history`` is a list whose items may be strings (taken as user turns), LangChain messages or
-    ``{"role", "content"}`` dicts; anything else raises ``ValueError`` naming ``history``.
+    ``history`` is a list whose items may be strings (taken as user turns), LangChain messages, ``(role,
+    content)`` tuples or ``{"role", "content"}`` dicts, in any of LangChain's message-like formats (content may
+    be a list of content blocks; only their text counts); anything else raises ``ValueError`` naming ``history``.
     """
     if history is None or turns <= 0:
         return query
     if isinstance(history, (str, bytes)) or not isinstance(history, Sequence):
         raise ValueError(f"history must be a list of previous turns, got {type(history).__name__}")
-    user_turns: list[str] = []
-    for item in history:
-        if isinstance(item, str):
-            user_turns.append(item)
-        elif isinstance(item, dict):
-            if item.get("role") in ("user", "human"):
-                user_turns.append(str(item.get("content", "")))
-        elif hasattr(item, "type") and hasattr(item, "content"):
-            if item.type == "human":
-                user_turns.append(str(item.content))
-        else:
-            raise ValueError(f"history items must be strings, messages or role/content dicts, got {item!r}")
+    user_turns = [text for text in map(_user_turn, history) if text is not None]
     kept = [t.strip() for t in user_turns[-turns:] if t and t.strip()]
     return "\n".join([*kept, query]) if kept else query

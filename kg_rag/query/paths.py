@@ -2,12 +2,13 @@
 
 Breadth-first through the backend, collecting every shortest path up to ``max_length`` edges (then up to
 ``limit`` of them). ``direction="directed"`` follows edges source -> target only; ``"any"`` may also walk an
-edge backwards, which the rendering shows as ``<-[TYPE]-`` — never inverted.
+edge backwards, which the rendering shows as ``<-[TYPE]-`` — never inverted; ``"in"`` walks edges backwards
+only (a retriever restricted to ``direction="in"``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -28,10 +29,15 @@ def find_paths(
     direction: str = "any",
     limit: int = 5,
     use_synonyms: bool = True,
+    exclude_types: Sequence[str] = (),
+    blocked: Iterable[int] = (),
 ) -> tuple[list[GraphPath], dict[str, str]]:
-    """Shortest paths from entity handle ``source`` to ``target``; returns the paths and key -> name."""
-    if direction not in ("directed", "any"):
-        raise ValueError("direction must be 'directed' or 'any'")
+    """Shortest paths from entity handle ``source`` to ``target``; returns the paths and key -> name.
+
+    ``exclude_types`` (a deny-list of relation types) and ``blocked`` (entity handles never entered) let callers
+    apply a retriever's filters to the walk."""
+    if direction not in ("directed", "any", "in"):
+        raise ValueError("direction must be 'directed', 'any' or 'in'")
     if not 1 <= max_length <= 8:
         raise ValueError("max_length must be between 1 and 8")
     if limit < 1:
@@ -43,7 +49,7 @@ def find_paths(
             return [], names
         names[rec.key] = rec.name
         return [GraphPath(rec.key, [])], names
-    edge_filter = EdgeFilter.build(relation_types, (), "both", use_synonyms)
+    edge_filter = EdgeFilter.build(relation_types, exclude_types, "both", use_synonyms, blocked)
     level = {source: 0}
     parents: dict[int, list[tuple[int, int, int, int, str, bool]]] = {}  # node -> [(edge, prev, src, dst, type, fwd)]
     frontier = [source]
@@ -54,9 +60,9 @@ def find_paths(
         for i in range(len(edges)):
             a, b, e = int(edges.src[i]), int(edges.dst[i]), int(edges.ids[i])
             moves = []
-            if a in in_frontier:
+            if direction != "in" and a in in_frontier:
                 moves.append((a, b, True))
-            if direction == "any" and b in in_frontier:
+            if direction != "directed" and b in in_frontier:
                 moves.append((b, a, False))
             for prev, node, fwd in moves:
                 if level.get(node, depth) != depth:
