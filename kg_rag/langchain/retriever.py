@@ -8,6 +8,7 @@ exposes the full result (formatted context, paths, relations) for answer nodes a
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import fields
@@ -200,6 +201,9 @@ class EntityBasedKGRAG(BaseRetriever):
         include = kwargs.pop("include_edges", None)
         overrides, history = _split_kwargs(kwargs)
         result = await self._engine.aretrieve(query, history=history, **overrides)
+        if sink is not None:  # formatting counts tokens (tiktoken): off the loop too, like the graph work
+            sink.append(await asyncio.to_thread(self._with_context, result, overrides))
+            return self.to_documents(result, include)
         return self._finish(result, overrides, include, sink)
 
     def _finish(self, result: RetrievalResult, overrides: dict, include: bool | None, sink: Any) -> list[Document]:
