@@ -147,10 +147,15 @@ def test_configurable_fields_and_copies_of_a_retriever_built_from_an_index(demo_
     carries both ``index`` and the backend made for it, which used to be refused."""
     from langchain_core.runnables import ConfigurableField
 
-    r = EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings, k=3)
+    from kg_rag.demo import demo_graph
+
+    r = EntityBasedKGRAG.from_graph(demo_graph(), bow_embeddings, k=3)  # its own graph: the test edits it
     tunable = r.configurable_fields(k=ConfigurableField(id="top_k"))
     assert len(tunable.invoke("Project Atlas")) == 3
     assert len(tunable.invoke("Project Atlas", config={"configurable": {"top_k": 1}})) == 1
+    r.knowledge_graph.add_relation("Project Atlas", "Nordic region", "SERVES", chunk_id="doc-04")  # an edit
+    assert len(r.invoke("Project Atlas")) == 3  # the original refreshes its snapshot...
+    assert len(tunable.invoke("Project Atlas", config={"configurable": {"top_k": 1}})) == 1  # ...copies still work
     other = EntityBasedKGRAG.from_graph(chain_graph(), bow_embeddings).backend  # another graph: two sources
     with pytest.raises(ValueError, match="exactly one"):
         EntityBasedKGRAG(index=demo_index, backend=other, embeddings=bow_embeddings)

@@ -89,15 +89,15 @@ class EntityBasedKGRAG(BaseRetriever):
         if self.index is not None and not isinstance(self.index, GraphIndex):
             raise ValueError(f"index must be a kg_rag GraphIndex, got {type(self.index).__name__}")
         # a copy of a retriever built from an index (``configurable_fields``, ``model_copy``) carries both: its
-        # backend is the one built here for that same index, not a second source
-        derived = isinstance(self.backend, LiveBackend) and self.backend.index is self.index
+        # backend is the one built here for that same graph (refreshed after edits), not a second source
+        derived = isinstance(self.backend, LiveBackend) and self.backend.index.kg is getattr(self.index, "kg", None)
         if (self.index is None) == (self.backend is None) and not derived:
             raise ValueError("give exactly one of index= (a GraphIndex) or backend= (a QueryBackend)")
         params = get_preset(self.preset) if self.preset else self.params
         if self.k is not None:
             params = params.replace(top_k_chunks=self.k)
         self.params = params
-        if self.index is not None:
+        if self.index is not None and not derived:  # a copy shares its original's backend (and its snapshot)
             self.backend = LiveBackend(self.index, self.embeddings)
         built = model_id(self.embeddings) if hasattr(self.embeddings, "embed_query") else None
         stored = self.backend.info().embedding_model
