@@ -253,7 +253,8 @@ class RelationTyper:
 
         Variants merge on their key; a key used by fewer than ``min_support`` relations falls back to its
         head phrase, then its preposition family, then its head verb (keeping the final preposition, so
-        merges never cross direction); ``RELATED`` only when none of those is attested.
+        merges never cross direction); when none of those is attested, its own head word, unless that names no
+        relation (a function word, an adverb, a capitalised name): then ``RELATED``.
         """
         forms = {p: analyse(p) for p in predicates if p and str(p).strip()}
         plain_surfaces = {f.surface: f.key for f in forms.values() if f.key[:1] != (NOUN_PHRASE,)}
@@ -327,18 +328,38 @@ class RelationTyper:
         return RELATED
 
 
+FUNCTION_WORDS = (
+    PREPOSITIONS
+    | DETERMINERS
+    | FILLER
+    | BE
+    | HAVE
+    | MODAL
+    | frozenset(
+        """and or but nor so yet if because while although whether which who whom whose what where when there here
+        it its he him his she her hers they them their theirs we us our you your i me my mine very too not""".split()
+    )
+)
+"""Words that name no relation on their own: a rare predicate reduced to one of them stays ``RELATED``."""
+
+
 def _rare_head(predicate: str, h_surface: tuple[str, ...]) -> tuple[str, ...] | None:
-    """The head phrase of a predicate too rare for any shared type, when it still names a relation: one word
-    (with its negation and final preposition), not an adverb (``repeatedly``, ``now``), and written in lower
-    case — a capitalised lone word (``California``) is a name the extractor put in the wrong slot."""
+    """The head phrase of a predicate too rare for any shared type, when it still names a relation: one content
+    word (with its negation and final preposition) — not a preposition, pronoun or other function word (``by``,
+    ``him``), not an adverb (``repeatedly``) — written in lower case: a capitalised lone word (``California``)
+    is a name the extractor put in the wrong slot."""
     content = [w for w in h_surface if w not in NEGATION]
     if len(content) == 2 and content[-1] in PREPOSITIONS and content[0] not in PREPOSITIONS:
         content = content[:1]
     if len(content) != 1:
         return None
     word = content[0]
-    if not word.isalpha() or word in FILLER or (word.endswith("ly") and not word.endswith("ply") and len(word) > 4):
-        return None
+    if (
+        not word.isalpha()
+        or word in FUNCTION_WORDS
+        or (word.endswith("ly") and not word.endswith("ply") and len(word) > 4)
+    ):
+        return None  # "by", "the", "him", "very": no relation named
     written = {t for t in _TOKEN.findall(unicodedata.normalize("NFKC", str(predicate)))}
     return h_surface if word in written else None
 
