@@ -188,6 +188,11 @@ def test_the_server_user_may_only_search_the_parent_folders(tmp_path):
     (private / "deeper").mkdir(parents=True)
     private.chmod(0o700)
     (private / "deeper").chmod(0o750)
-    allow_traversal(private / "deeper" / "pgdata")
+    above = {p: stat.S_IMODE(p.stat().st_mode) for p in tmp_path.resolve().parents}
+    try:
+        allow_traversal(private / "deeper" / "pgdata")
+    finally:  # the walk goes up to /: leave the folders above the test's own as they were
+        for folder, mode in above.items():
+            folder.chmod(mode)
     assert stat.S_IMODE(private.stat().st_mode) == 0o711
     assert stat.S_IMODE((private / "deeper").stat().st_mode) == 0o751

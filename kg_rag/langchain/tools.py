@@ -53,7 +53,10 @@ def _run_params(retriever: Any, config: RunnableConfig | None) -> QueryParams:
     overrides = {k: v for k, v in settings.items() if k in _PARAM_FIELDS}
     if "k" in settings:
         overrides["top_k_chunks"] = settings["k"]
-    return retriever.params.replace(**overrides)
+    params = getattr(retriever, "params", None)
+    if not isinstance(params, QueryParams):  # another retriever (or a configurable wrapper): it checks its own
+        return QueryParams()
+    return params.replace(**overrides)
 
 
 def make_retriever_tool(

@@ -32,8 +32,8 @@ class Frequency(Strategy):
         np.add.at(freq, pos, 1.0)
         rows = np.unique(pos)
         final = np.full(len(ws.chunks), -np.inf, dtype=np.float32)
-        final[rows] = self.freq_weight * norm_max(freq)[rows] + self.sim_weight * ws.relevance(rows)
+        graph = self.freq_weight * norm_max(freq)  # the graph's part of the score (not the raw count)
+        final[rows] = graph[rows] + self.sim_weight * ws.relevance(rows)
         top = rank_top(final, ws.params.top_k_chunks)
         entity_scores = dict(zip(ex.nodes.tolist(), ex.score.tolist()))
-        graph = self.freq_weight * norm_max(freq)[top]  # the graph's part of the score, not the raw count
-        return StrategyOutput(top, final[top], graph.astype(np.float32), entity_scores)
+        return StrategyOutput(top, final[top], graph[top].astype(np.float32), entity_scores)

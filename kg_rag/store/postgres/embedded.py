@@ -61,9 +61,10 @@ def _module():
 
 
 def allow_traversal(path: Path) -> None:
-    """Let the server's user reach ``path`` through its parent folders: search (``g+x,o+x``; the commands run
-    with root's group still set, so the group bit is the one checked on root's folders) and nothing more. The
-    library's own helper also grants read (``g+rx,o+rx``) up to ``/``, which lets any user list ``/root``."""
+    """Let the server's user reach ``path`` through its parent folders: search permission and nothing more.
+    Both bits are needed: the commands run with root's group still set, so on a folder of group root the group
+    bit is the one checked, and on any other folder the bit for others. The library's own helper also grants
+    read (``g+rx,o+rx``) up to ``/``, which lets any user list ``/root``."""
     search = stat.S_IXGRP | stat.S_IXOTH
     for parent in path.resolve().parents:
         mode = parent.stat().st_mode
