@@ -267,3 +267,8 @@ def test_query_budget_below_the_minimum_is_refused_by_the_flag(capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["query", "idx", "question", "--max-context-tokens", "5"])
     assert exit_info.value.code == 2 and "at least 50" in capsys.readouterr().err
+
+
+def test_query_with_an_empty_index_path_says_so(capsys):
+    assert main(["query", "", "Who approved it?"]) == 2
+    assert "the index path is empty" in capsys.readouterr().err

@@ -18,6 +18,8 @@ def cmd_query(args: argparse.Namespace) -> int:
     from kg_rag.query.params import get_preset
 
     validate_query(args.question)  # before loading anything
+    if not args.index.strip():  # e.g. an unset shell variable: not the current folder
+        raise CLIError("the index path is empty")
     get_preset(args.preset)
     embeddings = make_embeddings(args.embeddings) if args.embeddings else None  # None: the index's own model
     overrides: dict[str, Any] = {}
