@@ -161,6 +161,19 @@ def test_configurable_fields_and_copies_of_a_retriever_built_from_an_index(demo_
         EntityBasedKGRAG(index=demo_index, backend=other, embeddings=bow_embeddings)
 
 
+def test_params_for_a_call_merges_config_and_keywords_and_checks_them(demo_index, bow_embeddings):
+    """One place turns a call's settings into QueryParams; the tools and the answer graph check with it."""
+    r = EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings, k=3)
+    config = {"configurable": {"k": 1, "max_hops": 1, "thread_id": "t1"}}  # thread_id is another runnable's
+    assert (r.params_for(config).top_k_chunks, r.params_for(config).max_hops) == (1, 1)
+    assert r.params_for(config, k=2).top_k_chunks == 2  # keywords win, as in invoke()
+    assert r.params_for(include_edges=False, history=["earlier"]) == r.params
+    with pytest.raises(ValueError, match="unknown retrieval setting"):
+        r.params_for(kk=1)
+    with pytest.raises(ValueError, match="top_k_chunks"):
+        r.params_for(k=0)
+
+
 def test_empty_whitespace_long_and_odd_queries(demo_index, bow_embeddings):
     r = EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings)
     for bad in ("", "   \n\t ", "\x00\x01"):

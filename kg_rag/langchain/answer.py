@@ -18,8 +18,7 @@ from pydantic import BaseModel, Field
 from typing_extensions import NotRequired, TypedDict  # pydantic needs it for the graph's JSON schema on Python < 3.12
 
 from kg_rag.errors import KGRagError
-from kg_rag.langchain.retriever import _CONFIGURABLE
-from kg_rag.query.params import QueryParams
+from kg_rag.langchain.retriever import RETRIEVAL_SETTINGS
 
 logger = logging.getLogger(__name__)
 
@@ -164,17 +163,14 @@ def _shown_documents(docs: list[Document], result: Any) -> list[Document]:
 def _checked_retrieval_kwargs(retriever: Any, retrieval_kwargs: dict[str, Any] | None) -> dict[str, Any]:
     """``retrieval_kwargs`` validated when the graph is built, so a typo fails here rather than on every call."""
     kwargs = dict(retrieval_kwargs or {})
-    unknown = sorted(set(kwargs) - _CONFIGURABLE)
+    unknown = sorted(set(kwargs) - RETRIEVAL_SETTINGS)
     if unknown:
         raise ValueError(f"unknown retrieval_kwargs key(s): {', '.join(map(repr, unknown))} (see QueryParams fields)")
     if "history" in kwargs:
         raise ValueError("retrieval_kwargs cannot fix history: pass it per call as {'question': ..., 'history': [...]}")
-    params = getattr(retriever, "params", None)
-    if isinstance(params, QueryParams):  # values too
-        fields = {k: v for k, v in kwargs.items() if k not in ("k", "include_edges")}
-        if "k" in kwargs:
-            fields["top_k_chunks"] = kwargs["k"]
-        params.replace(**fields)
+    params_for = getattr(retriever, "params_for", None)
+    if callable(params_for):  # values too
+        params_for(**kwargs)
     return kwargs
 
 

@@ -35,14 +35,16 @@ logger = logging.getLogger(__name__)
 
 _SINK = "_kg_rag_result_sink"
 """Private keyword through which :meth:`EntityBasedKGRAG.retrieve` receives the full result of a traced run."""
-_CONFIGURABLE = frozenset({f.name for f in fields(QueryParams)} | {"k", "history", "include_edges"})
+RETRIEVAL_SETTINGS = frozenset({f.name for f in fields(QueryParams)} | {"k", "history", "include_edges"})
+"""What a call may set: every :class:`QueryParams` field, ``k`` (= ``top_k_chunks``), ``history`` and
+``include_edges``."""
 
 
-def _configured(config: RunnableConfig | None) -> dict[str, Any]:
+def configured_settings(config: RunnableConfig | None) -> dict[str, Any]:
     """Retrieval settings from ``config["configurable"]`` (keys that are not retrieval settings belong to
     other runnables, e.g. a checkpointer's ``thread_id``, and are left alone)."""
     configurable = (config or {}).get("configurable") or {}
-    return {k: v for k, v in configurable.items() if k in _CONFIGURABLE}
+    return {k: v for k, v in configurable.items() if k in RETRIEVAL_SETTINGS}
 
 
 def _split_kwargs(kwargs: dict[str, Any]) -> tuple[dict[str, Any], Sequence[Any] | None]:
@@ -147,6 +149,18 @@ class EntityBasedKGRAG(BaseRetriever):
         refresh = getattr(self.backend, "refresh", None)
         return bool(refresh()) if callable(refresh) else False
 
+    def params_for(self, config: RunnableConfig | None = None, **settings: Any) -> QueryParams:
+        """The :class:`QueryParams` a call with these settings would use: ``config["configurable"]`` entries,
+        then keyword arguments (``k`` = ``top_k_chunks``; ``history`` and ``include_edges`` are not params).
+        Raises ``ValueError`` for an unknown or invalid setting, so callers (tools, graphs) can check settings
+        before a run."""
+        merged = {**configured_settings(config), **settings}
+        unknown = sorted(set(merged) - RETRIEVAL_SETTINGS)
+        if unknown:
+            raise ValueError(f"unknown retrieval setting(s): {', '.join(map(repr, unknown))} (see QueryParams)")
+        overrides, _ = _split_kwargs({k: v for k, v in merged.items() if k != "include_edges"})
+        return self.params.replace(**overrides)
+
     # ----------------------------------------------------------- full results
     def retrieve(self, query: str, *, config: RunnableConfig | None = None, **kwargs: Any) -> RetrievalResult:
         """Full result for ``query``: chunks, entities, paths, relations and the formatted ``context``.
@@ -179,10 +193,10 @@ class EntityBasedKGRAG(BaseRetriever):
     def invoke(self, input: str, config: RunnableConfig | None = None, **kwargs: Any) -> list[Document]:
         """LangChain ``invoke``; retrieval settings may come per call as keyword arguments or as
         ``config={"configurable": {"k": 3, "max_hops": 2, ...}}`` (keyword arguments win)."""
-        return super().invoke(input, config, **{**_configured(config), **kwargs})
+        return super().invoke(input, config, **{**configured_settings(config), **kwargs})
 
     async def ainvoke(self, input: str, config: RunnableConfig | None = None, **kwargs: Any) -> list[Document]:
-        return await super().ainvoke(input, config, **{**_configured(config), **kwargs})
+        return await super().ainvoke(input, config, **{**configured_settings(config), **kwargs})
 
     # ----------------------------------------------------------- BaseRetriever
     def _get_relevant_documents(

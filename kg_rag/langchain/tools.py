@@ -14,7 +14,6 @@ or excluded entity) come back as an error ``ToolMessage`` instead of ending the 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import fields
 from typing import Any, Literal
 
 from langchain_core.callbacks import Callbacks
@@ -28,7 +27,6 @@ from pydantic import BaseModel, Field
 
 from kg_rag.context import render_path
 from kg_rag.index.embeddings import embed_query
-from kg_rag.langchain.retriever import _configured
 from kg_rag.model.schema import canonical_key, upper_snake
 from kg_rag.query.params import QueryParams
 from kg_rag.query.paths import find_paths
@@ -43,20 +41,14 @@ DOCUMENT_PROMPT = PromptTemplate.from_template(
     "[source {chunk_id} | score {score:.3f}]\n{graph_context}\n{page_content}"
 )
 DOCUMENT_SEPARATOR = "\n\n---\n\n"
-_PARAM_FIELDS = frozenset(f.name for f in fields(QueryParams))
 
 
 def _run_params(retriever: Any, config: RunnableConfig | None) -> QueryParams:
-    """The retriever's params with this run's ``configurable`` retrieval settings applied. A bad setting raises
-    ``ValueError``: it is the caller's mistake, which the model cannot fix."""
-    settings = _configured(config)
-    overrides = {k: v for k, v in settings.items() if k in _PARAM_FIELDS}
-    if "k" in settings:
-        overrides["top_k_chunks"] = settings["k"]
-    params = getattr(retriever, "params", None)
-    if not isinstance(params, QueryParams):  # another retriever (or a configurable wrapper): it checks its own
-        return QueryParams()
-    return params.replace(**overrides)
+    """The retriever's params with this run's ``configurable`` settings applied. A bad setting raises
+    ``ValueError``: it is the caller's mistake, which the model cannot fix. Another kind of retriever (or a
+    configurable wrapper) checks its own settings."""
+    params_for = getattr(retriever, "params_for", None)
+    return params_for(config) if callable(params_for) else QueryParams()
 
 
 def make_retriever_tool(
