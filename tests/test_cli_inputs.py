@@ -197,6 +197,20 @@ def test_stats_docs_json_shows_passage_titles(tmp_path, capsys):
     assert [(d["id"], d["title"]) for d in docs] == [("passage-00000", "Alpha")]
 
 
+def test_stats_docs_json_of_an_older_index_takes_titles_from_its_chunks(tmp_path, capsys):
+    """Indexes built before OpenIE import recorded titles on documents keep them only in chunk metadata."""
+    from kg_rag import KnowledgeGraph, build_index
+    from kg_rag.model.records import Chunk
+    from kg_rag.store import DirectoryStore
+    from kg_rag.testing import BagOfWordsEmbeddings
+
+    kg = KnowledgeGraph()
+    kg.add_chunk(Chunk("passage-00000", "Alpha supersedes Beta.", "passage-00000", {"title": "Alpha"}))
+    DirectoryStore(tmp_path / "idx").save(build_index(kg, BagOfWordsEmbeddings()))
+    assert main(["stats", str(tmp_path / "idx"), "--docs", "--json"]) == 0
+    assert [(d["id"], d["title"]) for d in json.loads(capsys.readouterr().out)] == [("passage-00000", "Alpha")]
+
+
 def test_global_checks_the_index_before_the_chat_model(tmp_path, demo_idx, capsys, no_chat_model):
     one_line_error(capsys, ["global", str(tmp_path / "nonexist"), "x"], "nonexist: no such index directory")
     one_line_error(capsys, ["global", str(demo_idx), "x"], "no community reports (run `kg-rag communities")

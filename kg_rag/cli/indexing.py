@@ -65,7 +65,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         raise CLIError("--out is empty")
     if args.docs and not Path(args.docs).exists():
         raise CLIError(f"--docs {args.docs}: no such file or folder")
-    _check_input_files(args)
+    inputs = _read_inputs(args)
     progress = not args.quiet
     extractor = None
     if args.docs and not args.no_extract:  # fail fast, before any work, when no chat model is configured
@@ -85,31 +85,28 @@ def cmd_index(args: argparse.Namespace) -> int:
 
     store = open_store(args.out)
     with store.writing(args.wait):
-        return _index_locked(args, store, embeddings, extractor, progress)
+        return _index_locked(args, store, embeddings, extractor, progress, inputs)
 
 
-def _check_input_files(args: argparse.Namespace) -> None:
-    """Read the JSON inputs before ``--out`` is created and locked, so that a bad file, or an OpenIE file that
-    matches none of the corpus, fails without leaving a folder behind. (They are read again under the lock: a
-    folder a failed run created is not removed afterwards, as another writer may be waiting on its lock file.)"""
+def _read_inputs(args: argparse.Namespace) -> dict[str, Any]:
+    """Read and check the JSON inputs before ``--out`` is created and locked, so that a bad file, or an OpenIE
+    file that matches none of the corpus, fails without leaving a folder behind; the import uses what was read."""
     from kg_rag.jsonio import load_json
 
     data = {flag: load_json(getattr(args, flag)) for flag in ("openie", "corpus", "extractions") if getattr(args, flag)}
     if "openie" in data or "corpus" in data:
         from kg_rag.ingest.openie import check_corpus_match
 
-        openie = data.get("openie", {"docs": []})
         names = {"openie_name": args.openie or "openie", "corpus_name": args.corpus or "corpus"}
-        check_corpus_match(openie, data.get("corpus"), **names)
+        check_corpus_match(data.get("openie", {"docs": []}), data.get("corpus"), **names)
     if "extractions" in data:
-        from kg_rag.ingest.extraction_file import FORMAT
+        from kg_rag.ingest.extraction_file import check_extraction_payload
 
-        payload = data["extractions"]
-        if not isinstance(payload, dict) or not isinstance(payload.get("documents"), list):
-            raise CLIError(f'{args.extractions}: expected {{"documents": [...]}} in the {FORMAT} format')
+        check_extraction_payload(data["extractions"], args.extractions)
+    return data
 
 
-def _index_locked(args, store, embeddings, extractor, progress) -> int:
+def _index_locked(args, store, embeddings, extractor, progress, inputs: dict[str, Any]) -> int:
     from kg_rag.index.build import build_index
     from kg_rag.ingest.report import IngestReport
     from kg_rag.langchain.embeddings import make_embeddings
@@ -134,11 +131,13 @@ def _index_locked(args, store, embeddings, extractor, progress) -> int:
     if args.openie or args.corpus:
         from kg_rag.ingest.openie import import_openie
 
-        import_openie(kg, args.openie or {"docs": []}, args.corpus, report=report, progress=progress)
+        names = (args.openie or "openie", args.corpus or "corpus")
+        openie = inputs.get("openie", {"docs": []})
+        import_openie(kg, openie, inputs.get("corpus"), report=report, progress=progress, names=names)
     elif args.extractions:
         from kg_rag.ingest.extraction_file import import_extraction_file
 
-        import_extraction_file(kg, args.extractions, report=report)
+        import_extraction_file(kg, inputs["extractions"], report=report, source=args.extractions)
     else:
         from kg_rag.ingest.documents import load_documents
         from kg_rag.ingest.pipeline import index_documents

@@ -27,27 +27,34 @@ from kg_rag.tokens import count_tokens
 FORMAT = "kg-rag-extractions"
 
 
+def check_extraction_payload(payload: Any, name: str = "extractions") -> dict[str, Any]:
+    """The parsed file, when it has the format's shape (``{"documents": [...]}``); cheap, so a caller can check
+    before it creates anything."""
+    if not isinstance(payload, dict) or not isinstance(payload.get("documents"), list):
+        raise ValueError(f'{name}: expected {{"documents": [...]}} in the {FORMAT} format')
+    return payload
+
+
 def import_extraction_file(
     kg: KnowledgeGraph,
     data: str | Path | dict[str, Any],
     *,
     typer: RelationTyper | None = None,
     report: IngestReport | None = None,
+    source: str | None = None,
 ) -> IngestReport:
     """Add each document as one chunk (id = document id) and merge its extraction.
 
     A document id already in ``kg`` replaces that document (what the old version said and the new one does
     not is forgotten). The same id twice in one file is an error that names the ids, raised before ``kg`` is
-    touched.
+    touched. ``source`` names already parsed ``data`` (its file) in messages and document records.
     """
     from kg_rag.ingest.pipeline import replace_documents
 
     typer = typer or RelationTyper()
     report = report if report is not None else IngestReport()
-    name = str(data) if isinstance(data, (str, Path)) else "extractions"
-    payload = load_json(data) if isinstance(data, (str, Path)) else data
-    if not isinstance(payload, dict) or not isinstance(payload.get("documents"), list):
-        raise ValueError(f'{name}: expected {{"documents": [...]}} in the {FORMAT} format')
+    name = str(data) if isinstance(data, (str, Path)) else source or "extractions"
+    payload = check_extraction_payload(load_json(data) if isinstance(data, (str, Path)) else data, name)
     ids = Counter(str(d["id"]) for d in payload["documents"] if isinstance(d, dict) and d.get("id"))
     duplicates = sorted(i for i, n in ids.items() if n > 1)
     if duplicates:

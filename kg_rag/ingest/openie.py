@@ -70,6 +70,7 @@ def import_openie(
     typer: RelationTyper | None = None,
     report: IngestReport | None = None,
     progress: bool = False,
+    names: tuple[str, str] | None = None,
 ) -> IngestReport:
     """Merge an OpenIE extraction (and its corpus passages as chunks) into ``kg``.
 
@@ -80,6 +81,7 @@ def import_openie(
     corpus passages without OpenIE output are still added as chunks. Chunk ids are ``passage-NNNNN``
     by corpus position, the chunk text is the passage text, the title goes to metadata. When none of the
     OpenIE passages is in the corpus (the wrong corpus), ``ValueError`` is raised and ``kg`` is left unchanged.
+    ``names`` (OpenIE file, corpus file) name already parsed inputs in messages and chunk metadata.
     """
     from kg_rag.ingest.pipeline import replace_documents
 
@@ -87,9 +89,10 @@ def import_openie(
     report = report if report is not None else IngestReport()
     target, kg = kg, KnowledgeGraph()  # built aside, then each passage replaces its earlier version
     data = load_json(openie) if isinstance(openie, (str, Path)) else openie
-    source = str(corpus) if isinstance(corpus, (str, Path)) else "corpus"
+    given_name, given_source = names or ("openie", "corpus")
+    source = str(corpus) if isinstance(corpus, (str, Path)) else given_source
     passages = load_json(corpus) if isinstance(corpus, (str, Path)) else corpus
-    name = str(openie) if isinstance(openie, (str, Path)) else "openie"
+    name = str(openie) if isinstance(openie, (str, Path)) else given_name
     docs = check_corpus_match(data, passages, openie_name=name, corpus_name=source)
     if passages is None:
         passages = [dict(zip(("title", "text"), _split_passage(d))) for d in docs if isinstance(d, dict)]
