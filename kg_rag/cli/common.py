@@ -16,12 +16,27 @@ class CLIError(Exception):
     """A user-facing error: printed as one line, exit status 2."""
 
 
+def check_location(location: str) -> None:
+    """An index location a command can open: an empty one (e.g. an unset shell variable) is not the current
+    folder, and a file or a missing path is named as such."""
+    from kg_rag.store import is_database_uri
+
+    if not location.strip():
+        raise CLIError("the index path is empty")
+    if is_database_uri(location):
+        return
+    path = Path(location)
+    if path.exists() and not path.is_dir():
+        raise CLIError(f"{location}: not a directory (an index is a folder written by `kg-rag index`)")
+    if not path.is_dir():
+        raise CLIError(f"{location}: no such index directory")
+
+
 def existing_store(location: str, **kwargs: Any):
     """The store at ``location``, which must hold an index (one-line errors otherwise)."""
-    from kg_rag.store import is_database_uri, open_store
+    from kg_rag.store import open_store
 
-    if not is_database_uri(location) and not Path(location).is_dir():
-        raise CLIError(f"{location}: no such index directory")
+    check_location(location)
     store = open_store(location, **kwargs)
     if not store.exists():
         raise CLIError(f"{location}: no kg-rag index there")
@@ -90,16 +105,3 @@ def seconds(text: str) -> float:
     if not math.isfinite(value) or value < 0:
         raise argparse.ArgumentTypeError(f"must be a number of seconds >= 0, got {text}")
     return value
-
-
-def index_store(location: str, **kwargs: Any):
-    """Like :func:`existing_store`, but an empty location (e.g. an unset shell variable) or a path to a file is
-    named as such: not read as the current directory, nor reported as a missing directory."""
-    from kg_rag.store import is_database_uri
-
-    if not location.strip():
-        raise CLIError("the index path is empty")
-    path = Path(location)
-    if not is_database_uri(location) and path.exists() and not path.is_dir():
-        raise CLIError(f"{location}: not a directory (an index is a folder written by `kg-rag index`)")
-    return existing_store(location, **kwargs)

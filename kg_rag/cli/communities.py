@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from kg_rag.cli.common import CLIError, count_at_least, index_store, seconds
+from kg_rag.cli.common import CLIError, count_at_least, existing_store, seconds
 
 
 def _levels(levels: list[int]) -> str:
@@ -31,7 +31,7 @@ def cmd_communities(args: argparse.Namespace) -> int:
     from kg_rag.communities import refresh_communities
     from kg_rag.ingest.extract import usage_summary
 
-    store = index_store(args.index)
+    store = existing_store(args.index)
     reporter = _reporter(args)
     with store.writing(args.wait):
         index = store.load()
@@ -83,7 +83,7 @@ def cmd_global(args: argparse.Namespace) -> int:
     from kg_rag.langchain.chat import chat_model_configured, default_chat_model
     from kg_rag.langchain.communities import build_global_search, global_usage
 
-    backend = index_store(args.index).backend()  # the index is checked first: it is what the user named
+    backend = existing_store(args.index).backend()  # the index is checked first: it is what the user named
     with backend.reader() as view:
         levels = sorted({c.level for c in view.list_communities() if c.has_report})
     if args.level not in levels:

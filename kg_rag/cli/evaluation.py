@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from kg_rag.cli.common import CLIError, count_at_least, index_store
+from kg_rag.cli.common import CLIError, count_at_least, existing_store
 
 DEFAULT_METHODS_DIR = "methods"
 """Where ``eval`` looks for method configs when ``--methods-dir`` is not given (relative to the current folder)."""
@@ -51,7 +51,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     ks = _cutoffs(args.k)
     specs, names = _method_specs(args.methods, args.methods_dir)
-    backend = index_store(args.index).backend()
+    backend = existing_store(args.index).backend()
     with backend.reader() as view:
         chunks = [c for _, c in view.iter_chunks()]
         embedding_model = view.info().embedding_model

@@ -12,7 +12,7 @@ from kg_rag.cli.common import (
     CLIError,
     count_at_least,
     counted,
-    index_store,
+    existing_store,
     logger,
     seconds,
     stats_payload,
@@ -198,7 +198,7 @@ def _index_locked(args, store, embeddings, extractor, progress, inputs: dict[str
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    store = index_store(args.index, verify=not args.no_verify)
+    store = existing_store(args.index, verify=not args.no_verify)
     if args.docs:  # opening the generation checks its files
         return _print_documents(store, args.json)
     _check_files(store)
@@ -264,7 +264,7 @@ def _print_documents(store, as_json: bool) -> int:
 def cmd_delete(args: argparse.Namespace) -> int:
     """Remove documents and everything they contributed; older generations no reader holds are removed too,
     so the deleted text is gone from disk (not only from the current generation)."""
-    store = index_store(args.index)
+    store = existing_store(args.index)
     with store.writing(args.wait):
         index = store.load()
         embeddings = _index_embeddings(args.embeddings, index, args.index)
@@ -290,7 +290,7 @@ def cmd_copy(args: argparse.Namespace) -> int:
 
     if not args.target.strip():
         raise CLIError("the target path is empty")
-    source = index_store(args.source)
+    source = existing_store(args.source)
     index = source.load()
     target = open_store(args.target)
     with target.writing(args.wait):
@@ -312,7 +312,7 @@ def cmd_retype(args: argparse.Namespace) -> int:
     """Re-derive relation types (and ids) from the stored predicates; only changed texts are re-embedded."""
     from kg_rag.model.relation_types import RelationTyper
 
-    store = index_store(args.index)
+    store = existing_store(args.index)
     with store.writing(args.wait):
         index = store.load()
         embeddings = _index_embeddings(args.embeddings, index, args.index)

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from kg_rag.cli.common import CLIError, count_at_least, split_list
+from kg_rag.cli.common import CLIError, check_location, count_at_least, split_list
 from kg_rag.context import render_path
 
 
@@ -18,8 +18,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     from kg_rag.query.params import get_preset
 
     validate_query(args.question)  # before loading anything
-    if not args.index.strip():  # e.g. an unset shell variable: not the current folder
-        raise CLIError("the index path is empty")
+    check_location(args.index)
     get_preset(args.preset)
     embeddings = make_embeddings(args.embeddings) if args.embeddings else None  # None: the index's own model
     overrides: dict[str, Any] = {}
