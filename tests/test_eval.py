@@ -278,3 +278,17 @@ def test_single_hop_steps_are_asked_on_their_own(small_eval):
     assert report["questions"] == 2 and report["dataset"] == "musique-steps"
     assert set(report["methods"]["dense"]["by_group"]) == {"1hop"}
     assert 0 < report["methods"]["dense"]["mrr"] <= 1  # each step has its one gold passage to find
+
+
+def test_reachable_gold_relations_are_those_the_returned_passages_state(small_eval):
+    """Reachable tells a row selection that misses from passages never found: with one passage returned, only
+    that passage's gold relation can reach the context, and recall can never exceed it."""
+    index, emb, tmp = small_eval
+    qs = load_musique_questions(tmp / "q.json", index.kg.chunks.values())[:1]  # gold: p0 and p1, one relation each
+    backend = LiveBackend(index, emb)
+    for k, expected in ((1, 0.5), (2, 1.0)):
+        m = evaluate(qs, backend, emb, [BUILTIN["kg-rag"]], (k,), progress=False)["methods"]["kg-rag"]
+        assert m["gold_relation_reachable"] == expected
+        assert m["gold_relation_recall"] <= m["gold_relation_reachable"]
+    dense = evaluate(qs, backend, emb, [BUILTIN["dense"]], (2,), progress=False)["methods"]["dense"]
+    assert dense["gold_relation_reachable"] is None  # chunk-only methods have no graph half

@@ -65,6 +65,7 @@ GRAPH_METRICS = (
     "answer_in_graph_context",
     "context_relation_precision",
     "gold_relation_recall",
+    "gold_relation_reachable",
     "typed_relation_share",
     "gold_path_share",
     "context_relation_rows",
@@ -73,13 +74,17 @@ GRAPH_METRICS = (
 """Graph-context metrics (see evaluation/README.md); ``None`` for chunk-only methods."""
 
 
-def graph_context_metrics(result: Any, formatted: Any, gold: set[str], answers: Sequence[str] = ()) -> dict[str, float]:
+def graph_context_metrics(
+    result: Any, formatted: Any, gold: set[str], answers: Sequence[str] = (), stated: set[str] | None = None
+) -> dict[str, float]:
     """How much of the context's graph half is about the question.
 
     A *gold relation* has an evidence record in one of the question's supporting passages. Precision: shown
     relationship rows that are gold. Recall: gold relations that reach the context (as a row or a step of a
-    shown path). Typed share: shown rows whose type is not ``RELATED``. Gold paths: shown paths whose every
-    step is gold. Rows and tokens: what the context holds.
+    shown path). Reachable: gold relations that the returned passages state (``stated``, the ids of the
+    relations evidenced in them), the recall a perfect choice of rows would reach from these passages; it
+    tells a selection that misses from passages that were never found. Typed share: shown rows whose type is
+    not ``RELATED``. Gold paths: shown paths whose every step is gold. Rows and tokens: what the context holds.
     """
     rows = list(formatted.relations)
     types = {r.relation_id: r.relation_type for r in result.relations}
@@ -95,6 +100,7 @@ def graph_context_metrics(result: Any, formatted: Any, gold: set[str], answers: 
         "context_tokens": float(formatted.tokens),
         "context_relation_precision": (sum(r in gold for r in rows) / len(rows)) if rows else math.nan,
         "gold_relation_recall": (len(reached & gold) / len(gold)) if gold else math.nan,
+        "gold_relation_reachable": (len(gold & stated) / len(gold)) if gold and stated is not None else math.nan,
         "typed_relation_share": (sum(types.get(r) != "RELATED" for r in rows) / len(rows)) if rows else math.nan,
         "gold_path_share": (
             sum(all(s.relation_id in gold for s in pa.steps) for pa in shown_paths) / len(shown_paths)
@@ -135,10 +141,10 @@ class _Corpus:
             wanted = [canonical_key(b) for b in bridges if b.strip()]
             self.known |= set(view.lookup_entities(wanted))
 
-    def gold_relations(self, gold_chunks: Sequence[str]) -> set[str]:
-        """Ids of the relations evidenced in the given chunks."""
+    def relations_stated_by(self, chunk_ids: Sequence[str]) -> set[str]:
+        """Ids of the relations evidenced in the given chunks (synonym links are not relations)."""
         with self.backend.reader() as view:
-            handles = view.chunk_handles(list(gold_chunks))
+            handles = view.chunk_handles(list(chunk_ids))
             ids = np.asarray(list(handles.values()), dtype=np.int64)
             _, edges = view.chunk_relations(ids, EdgeFilter())
             synonyms = edges.synonym
@@ -206,8 +212,9 @@ def evaluate(
                 t1 = time.perf_counter()
                 formatted = format_context(run.result, run.params)
                 context_ms.append(1000 * (time.perf_counter() - t1))
-                gold = corpus.gold_relations(q.gold_chunks) if q.gold_chunks else set()
-                row.update(graph_context_metrics(run.result, formatted, gold, q.answers))
+                gold = corpus.relations_stated_by(q.gold_chunks) if q.gold_chunks else set()
+                stated = corpus.relations_stated_by([c.id for c in run.result.chunks]) if gold else None
+                row.update(graph_context_metrics(run.result, formatted, gold, q.answers, stated))
             for key, value in row.items():
                 per[key].append(value)
                 groups[q.group][key].append(value)
