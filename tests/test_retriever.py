@@ -161,6 +161,27 @@ def test_configurable_fields_and_copies_of_a_retriever_built_from_an_index(demo_
         EntityBasedKGRAG(index=demo_index, backend=other, embeddings=bow_embeddings)
 
 
+def test_assigning_k_params_or_preset_on_a_built_retriever_changes_later_calls(demo_index, bow_embeddings):
+    """``r.k = 1`` used to change nothing (the settings were fixed when the retriever was built)."""
+    from kg_rag.query.params import QueryParams, get_preset
+
+    r = EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings)
+    twin = r.model_copy()  # shares the engine object with r until one of them is changed
+    r.k = 1
+    assert len(r.invoke("Project Atlas")) == 1 and r.params.top_k_chunks == 1
+    assert len(twin.invoke("Project Atlas")) == 5  # the copy keeps its own settings
+    r.preset = "seed003"
+    assert r.params.strategy == get_preset("seed003").strategy and len(r.invoke("Project Atlas")) == 1
+    r.params = QueryParams(top_k_chunks=2)  # whole params: the earlier k and preset no longer apply
+    assert (r.k, r.preset) == (None, None) and len(r.invoke("Project Atlas")) == 2
+    for field, bad in (("k", 0), ("params", {"top_k_chunks": 3}), ("preset", "no-such-preset")):
+        with pytest.raises(ValueError):
+            setattr(r, field, bad)
+    assert len(r.invoke("Project Atlas")) == 2  # a refused value leaves the retriever as it was
+    r.tags = ["kg"]  # other fields are plain pydantic fields
+    assert r.tags == ["kg"]
+
+
 def test_params_for_a_call_merges_config_and_keywords_and_checks_them(demo_index, bow_embeddings):
     """One place turns a call's settings into QueryParams; the tools and the answer graph check with it."""
     r = EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings, k=3)

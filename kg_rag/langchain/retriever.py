@@ -9,6 +9,7 @@ exposes the full result (formatted context, paths, relations) for answer nodes a
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 from collections.abc import Sequence
 from dataclasses import fields
@@ -69,9 +70,8 @@ class EntityBasedKGRAG(BaseRetriever):
         params: every retrieval knob (:class:`QueryParams`); or pass ``preset`` (``default``/``seed003``).
         k: number of chunks returned (LangChain's usual name for ``params.top_k_chunks``).
 
-    Settings are fixed when the retriever is built (assigning ``r.k`` later changes nothing): set them per call
-    with keyword arguments or ``config={"configurable": {...}}``, or build a new one (``configurable_fields``
-    does that for you).
+    Assigning ``k``, ``params`` or ``preset`` on a built retriever changes the settings of later calls
+    (``r.k = 3``); per call, pass keyword arguments or ``config={"configurable": {...}}``.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -95,10 +95,8 @@ class EntityBasedKGRAG(BaseRetriever):
         derived = isinstance(self.backend, LiveBackend) and self.backend.index.kg is getattr(self.index, "kg", None)
         if (self.index is None) == (self.backend is None) and not derived:
             raise ValueError("give exactly one of index= (a GraphIndex) or backend= (a QueryBackend)")
-        params = get_preset(self.preset) if self.preset else self.params
-        if self.k is not None:
-            params = params.replace(top_k_chunks=self.k)
-        self.params = params
+        params = self._settled(self.params, self.preset, self.k)
+        object.__setattr__(self, "params", params)  # not through __setattr__: the engine is built below
         if self.index is not None and not derived:  # a copy shares its original's backend (and its snapshot)
             self.backend = LiveBackend(self.index, self.embeddings)
         built = model_id(self.embeddings) if hasattr(self.embeddings, "embed_query") else None
@@ -106,6 +104,32 @@ class EntityBasedKGRAG(BaseRetriever):
         if built and stored and built != stored:
             logger.warning("index was embedded with %s but queries use %s", stored, built)
         self._engine = QueryEngine(self.backend, self.embeddings, params)
+
+    @staticmethod
+    def _settled(params: Any, preset: str | None, k: Any) -> QueryParams:
+        """The params a retriever with these fields serves: the preset's (if named) or ``params``, with ``k``."""
+        if not isinstance(params, QueryParams):
+            raise ValueError(f"params must be a QueryParams, got {type(params).__name__}")
+        settled = get_preset(preset) if preset else params
+        return settled.replace(top_k_chunks=k) if k is not None else settled
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """``r.k = 3``, ``r.params = ...`` and ``r.preset = ...`` reach the engine, as a user of a LangChain
+        retriever expects; a bad value raises and leaves the retriever as it was."""
+        if name not in ("k", "params", "preset") or not hasattr(self, "_engine"):
+            super().__setattr__(name, value)
+            return
+        if name == "params":  # the new params are the whole story: an earlier k or preset no longer applies
+            params, preset, k = self._settled(value, None, None), None, None
+        elif name == "preset":
+            params, preset, k = self._settled(self.params, value, self.k), value, self.k
+        else:
+            params, preset, k = self._settled(self.params, None, value), self.preset, value
+        for field, v in (("params", params), ("preset", preset), ("k", k)):
+            super().__setattr__(field, v)
+        engine = copy.copy(self._engine)  # a model_copy shares the engine object: never change the original's
+        engine.params = params
+        self._engine = engine
 
     # ----------------------------------------------------------- constructors
     @classmethod
