@@ -197,3 +197,47 @@ def test_a_blank_passage_never_lends_its_triples_to_another(tmp_path):
     report2 = import_openie(kg2, tmp_path / "o.json", tmp_path / "c.json")
     assert report2.skipped["empty_passage"] == 1 and "passage_not_in_corpus" not in report2.skipped
     assert kg2.get_entity("Yvonne Blank") is None and kg2.find_relations("Bea", "Berlin")
+
+
+def test_a_second_corpus_file_never_replaces_the_first_ones_passages_by_position(tmp_path):
+    """Position ids (``passage-00000``) of a second corpus file used to replace the first file's passages."""
+    from kg_rag.cli import main
+
+    first = [{"title": "Lyon", "text": "Lyon is located in France."}, {"title": "Oslo", "text": "Oslo is in Norway."}]
+    second = [{"title": "Bergen", "text": "Bergen is a city in Norway."}]
+    triples = {
+        "docs": [{"title": "Bergen", "text": second[0]["text"], "extracted_triples": [["Bergen", "in", "Norway"]]}]
+    }
+    for name, data in (("a.json", first), ("b.json", second), ("ob.json", triples), ("oa.json", {"docs": []})):
+        (tmp_path / name).write_text(json.dumps(data))
+    idx, fake = str(tmp_path / "idx"), ["--embeddings", "fake:16", "-q"]
+    assert (
+        main(
+            ["index", "--corpus", str(tmp_path / "a.json"), "--openie", str(tmp_path / "oa.json"), "--out", idx, *fake]
+        )
+        == 0
+    )
+    update = [
+        "index",
+        "--corpus",
+        str(tmp_path / "b.json"),
+        "--openie",
+        str(tmp_path / "ob.json"),
+        "--out",
+        idx,
+        "--update",
+    ]
+    assert main([*update, *fake]) == 2
+    kg = load_index(idx).kg
+    assert sorted(c.text for c in kg.chunks.values()) == sorted(p["text"] for p in first)  # nothing replaced
+    (tmp_path / "b.json").write_text(json.dumps([{**second[0], "id": "bergen"}]))
+    assert main([*update, *fake]) == 0
+    kg = load_index(idx).kg
+    assert set(kg.docs) == {"passage-00000", "passage-00001", "bergen"}
+    assert kg.find_relations("Bergen", "Norway")[0].chunk_id == "bergen"
+    again = KnowledgeGraph()  # the same file under another path is the same corpus: its passages are updated
+    import_openie(again, {"docs": []}, str(tmp_path / "a.json"))
+    import_openie(again, {"docs": []}, [{**first[0], "text": "Lyon is in France."}, first[1]], names=("o", "a.json"))
+    assert again.chunks["passage-00000"].text == "Lyon is in France."
+    with pytest.raises(ValueError, match="same id"):
+        import_openie(KnowledgeGraph(), {"docs": []}, [{**first[0], "id": "x"}, {**first[1], "id": "x"}])

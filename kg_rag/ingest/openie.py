@@ -31,6 +31,31 @@ def passage_id(index: int) -> str:
     return f"passage-{index:05d}"
 
 
+def _record_id(p: dict[str, Any], index: int) -> str:
+    """A passage's own ``id`` (a string or integer) when the corpus gives one, else its position's id."""
+    given = p.get("id")
+    if isinstance(given, bool) or not isinstance(given, (str, int)) or not str(given).strip():
+        return passage_id(index)
+    return str(given).strip()
+
+
+def _check_no_clash(target: KnowledgeGraph, ids: Sequence[str], source: str) -> None:
+    """Refuse passages whose position ids already name passages of another corpus file: by position, the
+    second file would silently replace the first one's passages (an ``--update`` with a new file)."""
+    theirs = [
+        (cid, target.docs[cid].source)
+        for cid in ids
+        if cid in target.docs and target.docs[cid].source and Path(target.docs[cid].source).name != Path(source).name
+    ]
+    if theirs:
+        cid, other = theirs[0]
+        raise ValueError(
+            f"{source}: passage id {cid} already names a passage of {other} ({len(theirs)} such ids); passages "
+            'without an "id" field are identified by their position in their corpus file, so this file would '
+            'replace that one\'s passages. Give these passages "id" fields, or index them into another folder'
+        )
+
+
 def _split_passage(doc: dict[str, Any]) -> tuple[str, str]:
     if isinstance(doc.get("text"), str):
         return str(doc.get("title") or ""), doc["text"]
@@ -78,8 +103,10 @@ def import_openie(
     ``was born in`` -> ``BORN_IN``; the original predicate stays on the relation.
 
     With a corpus, each OpenIE doc is matched to its passage by exact text;
-    corpus passages without OpenIE output are still added as chunks. Chunk ids are ``passage-NNNNN``
-    by corpus position, the chunk text is the passage text, the title goes to metadata. When none of the
+    corpus passages without OpenIE output are still added as chunks. A chunk's id is the passage's ``id`` field
+    when it has one, else ``passage-NNNNN`` by corpus position; the chunk text is the passage text, the title
+    goes to metadata. Position ids already held by another corpus file's passages raise ``ValueError``: the
+    new file would replace those passages by position. When none of the
     OpenIE passages is in the corpus (the wrong corpus), ``ValueError`` is raised and ``kg`` is left unchanged.
     ``names`` (OpenIE file, corpus file) name already parsed inputs in messages and chunk metadata.
     """
@@ -90,12 +117,21 @@ def import_openie(
     target, kg = kg, KnowledgeGraph()  # built aside, then each passage replaces its earlier version
     data = load_json(openie) if isinstance(openie, (str, Path)) else openie
     given_name, given_source = names or ("openie", "corpus")
-    source = str(corpus) if isinstance(corpus, (str, Path)) else given_source
     passages = load_json(corpus) if isinstance(corpus, (str, Path)) else corpus
     name = str(openie) if isinstance(openie, (str, Path)) else given_name
+    source = str(corpus) if isinstance(corpus, (str, Path)) else (given_source if corpus is not None else name)
     docs = check_corpus_match(data, passages, openie_name=name, corpus_name=source)
     if passages is None:
         passages = [dict(zip(("title", "text"), _split_passage(d))) for d in docs if isinstance(d, dict)]
+    ids = [_record_id(p, i) if isinstance(p, dict) else passage_id(i) for i, p in enumerate(passages)]
+    seen: dict[str, int] = {}
+    for i, cid in enumerate(ids):
+        if isinstance(passages[i], dict) and isinstance(passages[i].get("text"), str) and passages[i]["text"].strip():
+            if cid in seen:
+                raise ValueError(f'{source}: passages {seen[cid]} and {i} have the same id "{cid}"')
+            seen[cid] = i
+    with target.lock:
+        _check_no_clash(target, list(seen), source)
     by_text: dict[str, int] = {}
     for i, p in enumerate(passages):
         if not isinstance(p, dict) or not isinstance(p.get("text"), str):
@@ -105,7 +141,7 @@ def import_openie(
             report.skip("empty_passage")
             continue
         by_text.setdefault(p["text"], i)
-        cid = passage_id(i)
+        cid = ids[i]
         kg.add_document(cid, source=source, title=str(p.get("title") or "") or None)  # `stats --docs` shows it
         kg.add_chunk(
             Chunk(
@@ -130,7 +166,7 @@ def import_openie(
         if idx is None:
             report.skip("passage_not_in_corpus")
             continue
-        cid = passage_id(idx)
+        cid = ids[idx]
         names, triples = doc.get("extracted_entities") or [], doc.get("extracted_triples") or []
         if not isinstance(names, list):  # a string would be read letter by letter
             report.skip("entities_not_a_list")
