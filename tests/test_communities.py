@@ -9,7 +9,7 @@ import pytest
 from langchain_tests.integration_tests import ToolsIntegrationTests
 from langchain_tests.unit_tests import ToolsUnitTests
 
-from kg_rag import Chunk, EntityBasedKGRAG, KnowledgeGraph, QueryParams, build_index
+from kg_rag import Chunk, EntityBasedKGRAG, KnowledgeGraph, QueryParams, build_index, load_index
 from kg_rag.cli import main
 from kg_rag.communities import (
     community_context,
@@ -152,6 +152,37 @@ def test_staleness_is_incremental(tmp_path, capsys):
     assert re.search(rf"{stale} reports written, {total - stale} reused", listing[2])
     assert not any(c["stale"] for c in payload["communities"])
     assert {"id", "level", "title", "entities", "report"} <= set(payload["communities"][0])
+
+
+PEOPLE = ["Ada", "Bo", "Cy", "Di", "Ed", "Flo"]
+
+
+def test_an_unchanged_update_with_synonym_links_leaves_every_community_current(tmp_path, capsys):
+    """``--update`` compared communities before the synonym links were added back, so with
+    ``--synonym-threshold`` about half of them went stale (and cost an LLM report each) on unchanged input."""
+    docs = [
+        {
+            "id": f"team{t}.md",
+            "text": f"Team {t} notes.",  # names without numbers: names that differ in a number are never synonyms
+            "extraction": {
+                "relations": [
+                    {"source": f"{t} {a}", "target": f"{t} {b}", "type": "WORKS_WITH"}
+                    for a, b in zip(PEOPLE, PEOPLE[1:] + PEOPLE[:1])
+                ]
+            },
+        }
+        for t in ("Red", "Blue", "Green")
+    ]
+    (tmp_path / "x.json").write_text(json.dumps({"documents": docs}))
+    idx = str(tmp_path / "idx")
+    build = ["index", "--extractions", str(tmp_path / "x.json"), "--out", idx, "--embeddings", BOW, "-q"]
+    assert run(capsys, *build, "--synonym-threshold", "0.5")[0] == 0
+    assert load_index(idx).kg.stats()["synonym_links"] > 0  # names sharing words: the links exist
+    assert run(capsys, "communities", idx, "--extractive")[0] == 0
+    assert run(capsys, *build, "--synonym-threshold", "0.5", "--update")[0] == 0
+    assert re.search(r"communities\s+\d+ \(0 stale\)", run(capsys, "stats", idx)[1])
+    code, out, err = run(capsys, "communities", idx, "--extractive")
+    assert code == 0 and re.search(r" 0 reports written", out + err), out + err
 
 
 def test_a_second_run_with_entities_in_no_community_seeds_from_the_first():

@@ -171,12 +171,12 @@ def _index_locked(args, store, embeddings, extractor, progress, inputs: dict[str
     index = build_index(
         kg, embeddings, type_prefix=not args.no_type_prefix, cache=cache, report=report, progress=progress
     )
-    if old is not None and old.kg is kg:  # the same graph, edited: communities carry over, changed ones stale
-        index.with_communities_of(old)
     if args.synonym_threshold is not None:
         from kg_rag.index.synonyms import link_synonyms
 
         link_synonyms(index, args.synonym_threshold)
+    if old is not None and old.kg is kg:  # the same graph, edited: communities carry over, changed ones stale
+        index.with_communities_of(old)  # after the synonym links: a community's signature counts them
     store.save(index)
     stats = index.stats()
     print(
