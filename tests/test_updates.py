@@ -180,6 +180,9 @@ def test_delete_forgets_everything_the_document_contributed(tmp_path, capsys):
     index = store.load()
     index.report.fail("secret.md", f"{SECRET} failed")
     store.save(index)
+    assert run(capsys, "communities", idx, "--extractive")[0] == 0  # reports cite the secret's relations...
+    reports = [p for p in Path(idx).rglob("communities*") if p.is_file() and SECRET.encode() in p.read_bytes()]
+    assert reports  # ...so a delete must drop them (a stale report used to keep it, and be served)
     code, out, _ = run(capsys, "query", idx, "Who drafted Policy X?", "--embeddings", "fake:16", "--no-answer")
     assert SECRET in out  # it is there before the delete
 

@@ -172,14 +172,29 @@ def signature(kg: KnowledgeGraph, members: Sequence[str]) -> str:
 
 
 def mark_stale(communities: CommunitySet | None, kg: KnowledgeGraph) -> int:
-    """Mark the communities whose members or the relations among them changed; returns how many are stale."""
+    """Mark the communities whose members or the relations among them changed; returns how many are stale.
+
+    A stale community's report is dropped, and so are the members and relations the graph no longer holds: the
+    report was written from what changed, so it may state a deleted document's facts (a deleted document must
+    be found in no file and no answer). Its remaining members still seed the next detection, and
+    ``kg-rag communities`` writes it a new report."""
     if communities is None:
         return 0
     with kg.lock:
         for c in communities:
             if not c.stale and signature(kg, c.entities) != c.signature:
                 c.stale = True
+            if c.stale:
+                forget_report(c, kg)
     return len(communities.stale)
+
+
+def forget_report(c: Community, kg: KnowledgeGraph) -> None:
+    """Drop a community's report and what of it the graph no longer holds (see :func:`mark_stale`)."""
+    c.entities = [e for e in c.entities if e in kg.graph]
+    c.relations = [r for r in c.relations if kg.get_relation(r) is not None]
+    c.title, c.summary, c.rating_explanation, c.rating = "", "", "", 0.0
+    c.findings, c.cited = [], []
 
 
 def community_params(**overrides: Any) -> dict[str, Any]:
