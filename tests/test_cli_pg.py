@@ -196,3 +196,21 @@ def test_the_server_user_may_only_search_the_parent_folders(tmp_path):
             folder.chmod(mode)
     assert stat.S_IMODE(private.stat().st_mode) == 0o711
     assert stat.S_IMODE((private / "deeper").stat().st_mode) == 0o751
+
+
+@pytest.mark.parametrize(
+    "schema, message",
+    [
+        ("full", "reserved word"),  # CREATE SCHEMA full: a raw syntax-error traceback
+        ("order", "reserved word"),
+        ("information_schema", "system or shared schema"),  # passed, and kg-rag tables went into it
+        ("pg_kg", "system or shared schema"),
+        ("public", "system or shared schema"),  # copy --replace would DROP SCHEMA public CASCADE
+    ],
+)
+def test_a_schema_kg_rag_cannot_own_is_refused_in_one_line(capsys, schema, message):
+    uri = f"postgresql://postgres@127.0.0.1:1/postgres?kg_schema={schema}"  # refused before any connection
+    for argv in (["stats", uri], ["query", uri, "Who?"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert message in err and len(err.splitlines()) == 1, err

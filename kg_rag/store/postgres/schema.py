@@ -31,9 +31,31 @@ DEFAULT_SCHEMA = "kg_rag"
 _IDENT = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
 
+_RESERVED = frozenset(
+    """all analyse analyze and any array as asc asymmetric authorization binary both case cast check collate
+    collation column concurrently constraint create cross current_catalog current_date current_role
+    current_schema current_time current_timestamp current_user default deferrable desc distinct do else end
+    except false fetch for foreign freeze from full grant group having ilike in initially inner intersect into is
+    isnull join lateral leading left like limit localtime localtimestamp natural not notnull null offset on only
+    or order outer overlaps placing primary references returning right select session_user similar some
+    symmetric system_user table tablesample then to trailing true union unique user using variadic verbose when
+    where window with""".split()
+)
+"""Words PostgreSQL reserves (``pg_get_keywords()`` categories R and T): not usable as a bare schema name."""
+
+
 def check_schema_name(name: str) -> str:
+    """A schema name kg-rag may own: an SQL identifier that is not a reserved word, and not a system or shared
+    schema (kg-rag owns its whole schema: dropping or replacing an index drops it, with everything in it)."""
     if not isinstance(name, str) or not _IDENT.match(name):
         raise ValueError(f"PostgreSQL schema name must match [a-z_][a-z0-9_]*, got {name!r}")
+    if name in _RESERVED:
+        raise ValueError(f"PostgreSQL schema name {name!r} is an SQL reserved word; choose another, e.g. kg_{name}")
+    if name.startswith("pg_") or name in ("information_schema", "public"):
+        raise ValueError(
+            f"PostgreSQL schema {name!r} is a system or shared schema; kg-rag needs a schema of its own "
+            "(dropping or replacing an index drops its schema)"
+        )
     return name
 
 
