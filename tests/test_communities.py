@@ -204,6 +204,19 @@ def test_a_second_run_with_entities_in_no_community_seeds_from_the_first():
     assert "new hire" in members and "t3 m5" not in members
 
 
+def test_a_run_on_an_unchanged_graph_keeps_the_communities_it_has():
+    """Leiden started from its own partition could still move an entity: on MuSiQue a second run on an unchanged
+    graph found 3 896 communities instead of 3 895 and wrote 6 reports. Now it changes nothing."""
+    kg = big_graph()
+    first, _ = refresh_communities(kg, max_cluster_size=5)
+    again, stats = refresh_communities(kg, previous=first)
+    assert again.to_dict() == first.to_dict() and (stats.regenerated, stats.reused) == (0, len(first))
+    assert stats.summary().startswith(f"{len(first)} communities on levels 0, 1; 0 reports written")
+    kg.add_relation("T0 M1", "T0 M3", "MENTORS", chunk_id="t0c1")  # one new relation: detection runs again
+    changed, stats = refresh_communities(kg, previous=first)
+    assert changed.params["graph"] != first.params["graph"] and stats.regenerated >= 1
+
+
 def test_mark_stale_only_touches_changed_communities():
     kg = big_graph()
     communities, _ = refresh_communities(kg, max_cluster_size=100)

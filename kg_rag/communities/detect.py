@@ -139,6 +139,18 @@ def detect_communities(
     return out
 
 
+def graph_fingerprint(kg: KnowledgeGraph) -> str:
+    """Hash of the graph's shape (entity keys, relation and synonym link ids) that detection reads; what the
+    reports read is in each community's :func:`signature`."""
+    h = hashlib.sha256()
+    with kg.lock:
+        for key in sorted(kg.graph.nodes):
+            h.update(f"n:{key}\n".encode())
+        for u, v, k in sorted(kg.graph.edges(keys=True), key=lambda e: (e[2], e[0], e[1])):
+            h.update(json.dumps([k, u, v], ensure_ascii=False).encode())
+    return h.hexdigest()[:32]
+
+
 def internal_relations(kg: KnowledgeGraph, members: Sequence[str]) -> list[str]:
     """Ids of the extracted relations with both ends in ``members``."""
     present = [m for m in members if m in kg.graph]

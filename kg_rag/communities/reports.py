@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from kg_rag.communities.detect import community_params, detect_communities, signature
+from kg_rag.communities.detect import community_params, detect_communities, graph_fingerprint, signature
 from kg_rag.communities.model import Community, CommunitySet, Finding, ReportRelation
 from kg_rag.model.graph import KnowledgeGraph
 from kg_rag.model.records import EXTRACTED, relation_description
@@ -211,6 +211,16 @@ def refresh_communities(
         for key in ("max_cluster_size", "max_levels", "resolution", "seed", "min_size"):
             if params.get(key) is None and key in previous.params:
                 settings[key] = previous.params[key]
+    shape = graph_fingerprint(kg)
+    upgrading = reporter is not None and previous is not None and any(c.extractive for c in previous)
+    if (
+        previous is not None
+        and previous.params.get("graph") == shape
+        and all(previous.params.get(k) == settings[k] for k in community_params())
+        and not previous.stale
+        and not upgrading
+    ):  # nothing changed: Leiden run again from its own partition may still move an entity, for nothing
+        return previous, RefreshStats(len(previous), previous.levels, reused=len(previous))
     found = detect_communities(kg, previous=previous, **{k: settings[k] for k in community_params()})
     stats = RefreshStats(communities=len(found), levels=sorted({c.level for c in found}))
     stats.stale_before = len(previous.stale) if previous is not None else 0
@@ -248,7 +258,7 @@ def refresh_communities(
     stats.regenerated = len(todo)
     usage = Counter(previous.usage if previous is not None else {})
     usage.update(stats.usage)
-    result = CommunitySet({c.id: c for c in found}, settings, dict(usage))
+    result = CommunitySet({c.id: c for c in found}, {**settings, "graph": shape}, dict(usage))
     for c in found:
         c.signature = signature(kg, c.entities)
     return result, stats
