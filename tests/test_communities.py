@@ -256,6 +256,28 @@ def test_community_section_budget_share_and_flow(demo_with_communities):
         QueryParams(community_level=-1)
 
 
+def test_a_community_report_is_shown_only_when_it_holds_two_selected_entities():
+    """A community around one selected entity is about that entity's neighbours, not what the context is
+    about: on MuSiQue such reports took half the slots ("country, Aggabodhi I and 7 more")."""
+    kg = KnowledgeGraph()
+    teams = {"red": ["Anna", "Bert", "Carl", "Dora", "Emil"], "blue": ["Fred", "Gina", "Hugo", "Iris", "Jan"]}
+    for team, people in teams.items():  # two tight teams; one relation between their leads
+        for a, b in zip(people, people[1:] + people[:1]):
+            kg.add_chunk(Chunk(a + b, f"{a} works with {b}.", f"{team}.md"))
+            kg.add_relation(a, b, "WORKS_WITH", chunk_id=a + b)
+    kg.add_chunk(Chunk("x", "Anna knows Fred.", "x.md"))
+    kg.add_relation("Anna", "Fred", "KNOWS", chunk_id="x")
+    emb = BagOfWordsEmbeddings()
+    index = build_index(kg, emb)
+    index.communities, _ = refresh_communities(kg)
+    team_of = {c.id: next(t for t, p in teams.items() if p[0].lower() in c.entities) for c in index.communities}
+    assert sorted(team_of.values()) == ["blue", "red"]
+    result = EntityBasedKGRAG(index=index, embeddings=emb).retrieve("Whom does Anna know?", k=3, max_communities=5)
+    selected = {e.key for e in result.entities}
+    assert "fred" in selected and not selected & {"gina", "hugo", "iris", "jan"}  # one Blue member: Fred
+    assert [team_of[c.id] for c in result.communities] == ["red"]  # Blue's report is out-network
+
+
 def test_community_section_truncation_keeps_type_and_direction(demo_with_communities):
     retriever, _ = demo_with_communities
     result = retriever.engine.retrieve("Which directive replaced Directive 2019-03?")
