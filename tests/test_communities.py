@@ -183,6 +183,21 @@ def test_an_unchanged_update_with_synonym_links_leaves_every_community_current(t
     assert re.search(r"communities\s+\d+ \(0 stale\)", run(capsys, "stats", idx)[1])
     code, out, err = run(capsys, "communities", idx, "--extractive")
     assert code == 0 and re.search(r" 0 reports written", out + err), out + err
+    code, _, err = run(capsys, *build)  # a rebuild starts a new graph: the communities go, and it says so
+    assert code == 0 and "communities were not kept" in err
+
+
+def test_query_json_lists_the_community_reports_the_context_shows(tmp_path, capsys):
+    from kg_rag.store import DirectoryStore
+
+    idx = str(tmp_path / "idx")
+    DirectoryStore(idx).save(build_index(big_graph(), BagOfWordsEmbeddings()))
+    assert run(capsys, "communities", idx, "--extractive")[0] == 0
+    code, out, _ = run(capsys, "query", idx, "Who works with T1 M2?", "--json", "--embeddings", BOW)
+    payload = json.loads(out)
+    assert code == 0 and payload["communities"]
+    for c in payload["communities"]:
+        assert f"community={c['id']}" in payload["context"] and {"level", "title", "rating", "entities"} <= set(c)
 
 
 def test_a_second_run_with_entities_in_no_community_seeds_from_the_first():

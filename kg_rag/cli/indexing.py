@@ -178,6 +178,12 @@ def _index_locked(args, store, embeddings, extractor, progress, inputs: dict[str
     if old is not None and old.kg is kg:  # the same graph, edited: communities carry over, changed ones stale
         index.with_communities_of(old)  # after the synonym links: a community's signature counts them
     store.save(index)
+    if old is not None and old.communities and index.communities is None:
+        print(
+            f"kg-rag: note: the rebuild starts a new graph, so the old index's {len(old.communities)} communities "
+            f"were not kept; run kg-rag communities {out} (with --update they are kept)",
+            file=sys.stderr,
+        )
     stats = index.stats()
     print(
         f"indexed {counted(stats['chunks'], 'chunk')}, {counted(stats['entities'], 'entity', 'entities')}, "

@@ -48,6 +48,11 @@ def cmd_query(args: argparse.Namespace) -> int:
             "paths": [render_path(result.names, pa) for pa in result.paths],
             "warnings": result.warnings,
             "relations": [asdict(r) for r in result.relations],
+            "communities": [  # the reports the context shows (a small budget may cut some)
+                {"id": c.id, "level": c.level, "title": c.title, "rating": c.rating, "entities": c.entities}
+                for c in result.communities
+                if c.id in set(result.formatted.communities)
+            ],
             "section_tokens": result.section_tokens,
             "timings_ms": result.timings_ms,
         }
