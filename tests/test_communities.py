@@ -269,6 +269,9 @@ def test_community_section_budget_share_and_flow(demo_with_communities):
         QueryParams(relations_share=0.5, entities_share=0.3, community_share=0.3)
     with pytest.raises(ValueError, match="community_level"):
         QueryParams(community_level=-1)
+    deep = retriever.retrieve(question, community_level=7)  # no such level: no reports, and it says why
+    assert not deep.communities and any("community_level 7" in w for w in deep.warnings)
+    assert not any("community_level" in w for w in retriever.retrieve(question, community_level=0).warnings)
 
 
 def test_a_community_report_is_shown_only_when_it_holds_two_selected_entities():

@@ -117,6 +117,10 @@ def _run(view: QueryBackend, q: np.ndarray, query_text: str, p: QueryParams) -> 
             warnings.append(f"{label}: no relation of type {', '.join(map(repr, unknown))} in the index")
     if p.edge_types is not None and not p.edge_types:
         warnings.append("edge_types is empty: no relation may be walked or shown")
+    levels = info.extra.get("community_levels")
+    if p.community_level is not None and levels and p.community_level not in levels and p.community_share > 0:
+        shown = ", ".join(map(str, levels))
+        warnings.append(f"community_level {p.community_level}: the index has communities on levels {shown} only")
     edge_filter = EdgeFilter.build(p.edge_types, p.exclude_edge_types, p.direction, p.use_synonyms, excluded.values())
     ws = Workspace(view, q, query_text, p, edge_filter)
     seeds = match_seeds(view, q, query_text, p, edge_filter)

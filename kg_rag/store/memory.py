@@ -79,6 +79,7 @@ class SnapshotBackend:
             extra={
                 "synonym_links": int(cg.is_synonym.sum()),
                 "communities": len(s.communities) if s.communities is not None else 0,
+                "community_levels": s.communities.levels if s.communities is not None else [],
                 **s.extra,
             },
         )

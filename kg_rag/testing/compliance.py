@@ -337,6 +337,7 @@ class StoreComplianceSuite:
         with ref_backend.reader() as rv, saved.backend().reader() as sv:
             rk, sk = _Keys(rv), _Keys(sv)
             assert sv.info().extra["communities"] == len(reference.communities)
+            assert sv.info().extra["community_levels"] == reference.communities.levels
             keys = [e.key for e in reference.kg.entities()]
             for level in (None, 0, 1, 5):
                 for some in (keys, keys[:3], ["priya nair", "memo a"]):

@@ -352,6 +352,7 @@ class PostgresView:
             extra={
                 "synonym_links": int(stats.get("synonym_links", 0)),
                 "communities": int((meta.get("communities") or {}).get("count") or 0),
+                "community_levels": [int(x) for x in (meta.get("communities") or {}).get("levels") or []],
                 "backend": "postgres",
             },
         )

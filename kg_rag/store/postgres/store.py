@@ -801,6 +801,7 @@ class _Sync:
             if index.communities is None
             else {
                 "count": len(index.communities),
+                "levels": index.communities.levels,
                 "params": index.communities.params,
                 "usage": index.communities.usage,
             },
