@@ -208,36 +208,41 @@ def test_a_second_corpus_file_never_replaces_the_first_ones_passages_by_position
     triples = {
         "docs": [{"title": "Bergen", "text": second[0]["text"], "extracted_triples": [["Bergen", "in", "Norway"]]}]
     }
-    for name, data in (("a.json", first), ("b.json", second), ("ob.json", triples), ("oa.json", {"docs": []})):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    files = {"a/corpus.json": first, "b/corpus.json": second, "ob.json": triples, "oa.json": {"docs": []}}
+    for name, data in files.items():
         (tmp_path / name).write_text(json.dumps(data))
     idx, fake = str(tmp_path / "idx"), ["--embeddings", "fake:16", "-q"]
-    assert (
-        main(
-            ["index", "--corpus", str(tmp_path / "a.json"), "--openie", str(tmp_path / "oa.json"), "--out", idx, *fake]
+
+    def index(corpus: str, openie: str, *extra: str) -> int:
+        return main(
+            [
+                "index",
+                "--corpus",
+                str(tmp_path / corpus),
+                "--openie",
+                str(tmp_path / openie),
+                "--out",
+                idx,
+                *extra,
+                *fake,
+            ]
         )
-        == 0
-    )
-    update = [
-        "index",
-        "--corpus",
-        str(tmp_path / "b.json"),
-        "--openie",
-        str(tmp_path / "ob.json"),
-        "--out",
-        idx,
-        "--update",
-    ]
-    assert main([*update, *fake]) == 2
+
+    assert index("a/corpus.json", "oa.json") == 0
+    assert index("b/corpus.json", "ob.json", "--update") == 2  # the same file name, another file
     kg = load_index(idx).kg
     assert sorted(c.text for c in kg.chunks.values()) == sorted(p["text"] for p in first)  # nothing replaced
-    (tmp_path / "b.json").write_text(json.dumps([{**second[0], "id": "bergen"}]))
-    assert main([*update, *fake]) == 0
+    (tmp_path / "a/corpus.json").write_text(json.dumps([*first, *second]))  # appended to the first file instead
+    assert index("a/corpus.json", "ob.json", "--update") == 0
     kg = load_index(idx).kg
-    assert set(kg.docs) == {"passage-00000", "passage-00001", "bergen"}
-    assert kg.find_relations("Bergen", "Norway")[0].chunk_id == "bergen"
-    again = KnowledgeGraph()  # the same file under another path is the same corpus: its passages are updated
-    import_openie(again, {"docs": []}, str(tmp_path / "a.json"))
-    import_openie(again, {"docs": []}, [{**first[0], "text": "Lyon is in France."}, first[1]], names=("o", "a.json"))
-    assert again.chunks["passage-00000"].text == "Lyon is in France."
-    with pytest.raises(ValueError, match="same id"):
-        import_openie(KnowledgeGraph(), {"docs": []}, [{**first[0], "id": "x"}, {**first[1], "id": "x"}])
+    assert [kg.chunks[f"passage-0000{i}"].text for i in range(3)] == [p["text"] for p in [*first, *second]]
+    assert kg.find_relations("Bergen", "Norway")[0].chunk_id == "passage-00002"
+    (tmp_path / "a/corpus.json").write_text(json.dumps([{**first[0], "text": "Lyon is in France."}, *first[1:]]))
+    assert index("a/corpus.json", "oa.json", "--update") == 0  # the same file, edited: its passage is updated
+    assert load_index(idx).kg.chunks["passage-00000"].text == "Lyon is in France."
+    old = KnowledgeGraph()  # passages recorded without a file (older releases, parsed inputs) are not refused
+    import_openie(old, {"docs": []}, first)
+    import_openie(old, {"docs": []}, second, names=("o", str(tmp_path / "b/corpus.json")))
+    assert old.chunks["passage-00000"].text == second[0]["text"]

@@ -31,28 +31,37 @@ def passage_id(index: int) -> str:
     return f"passage-{index:05d}"
 
 
-def _record_id(p: dict[str, Any], index: int) -> str:
-    """A passage's own ``id`` (a string or integer) when the corpus gives one, else its position's id."""
-    given = p.get("id")
-    if isinstance(given, bool) or not isinstance(given, (str, int)) or not str(given).strip():
-        return passage_id(index)
-    return str(given).strip()
+_UNNAMED_SOURCES = ("corpus", "openie")
+"""What older releases recorded as the source of passages from parsed inputs: the file is unknown."""
 
 
-def _check_no_clash(target: KnowledgeGraph, ids: Sequence[str], source: str) -> None:
-    """Refuse passages whose position ids already name passages of another corpus file: by position, the
-    second file would silently replace the first one's passages (an ``--update`` with a new file)."""
+def _same_file(recorded: str, source: str) -> bool:
+    """Whether a recorded source and this run's name the same corpus file (as written, or resolved from here)."""
+    if recorded == source or recorded in _UNNAMED_SOURCES or source in _UNNAMED_SOURCES:
+        return True
+    try:
+        return Path(recorded).resolve() == Path(source).resolve()
+    except (OSError, RuntimeError):
+        return False
+
+
+def _check_no_clash(target: KnowledgeGraph, passages: dict[str, str], source: str) -> None:
+    """Refuse passages whose position ids already name different passages of another corpus file: by position,
+    this file would silently replace them (``--update`` with a second file). ``passages``: id -> text."""
     theirs = [
         (cid, target.docs[cid].source)
-        for cid in ids
-        if cid in target.docs and target.docs[cid].source and Path(target.docs[cid].source).name != Path(source).name
+        for cid, text in passages.items()
+        if cid in target.docs
+        and target.docs[cid].source
+        and not _same_file(str(target.docs[cid].source), source)
+        and (cid not in target.chunks or target.chunks[cid].text != text)
     ]
     if theirs:
         cid, other = theirs[0]
         raise ValueError(
-            f"{source}: passage id {cid} already names a passage of {other} ({len(theirs)} such ids); passages "
-            'without an "id" field are identified by their position in their corpus file, so this file would '
-            'replace that one\'s passages. Give these passages "id" fields, or index them into another folder'
+            f"{source}: passage id {cid} already names another passage, from {other} ({len(theirs)} such ids); "
+            f"passages are identified by their position in their corpus file, so this file would replace that "
+            f"one's. Append the new passages to {other} and --update with it, or index this file into another folder"
         )
 
 
@@ -103,10 +112,10 @@ def import_openie(
     ``was born in`` -> ``BORN_IN``; the original predicate stays on the relation.
 
     With a corpus, each OpenIE doc is matched to its passage by exact text;
-    corpus passages without OpenIE output are still added as chunks. A chunk's id is the passage's ``id`` field
-    when it has one, else ``passage-NNNNN`` by corpus position; the chunk text is the passage text, the title
-    goes to metadata. Position ids already held by another corpus file's passages raise ``ValueError``: the
-    new file would replace those passages by position. When none of the
+    corpus passages without OpenIE output are still added as chunks. Chunk ids are ``passage-NNNNN`` by corpus
+    position, the chunk text is the passage text, the title goes to metadata. A position id that already names a
+    different passage of another corpus file raises ``ValueError`` (this file would replace it by position); the
+    same file, edited or appended to, updates its passages (parsed inputs given without ``names`` name no file). When none of the
     OpenIE passages is in the corpus (the wrong corpus), ``ValueError`` is raised and ``kg`` is left unchanged.
     ``names`` (OpenIE file, corpus file) name already parsed inputs in messages and chunk metadata.
     """
@@ -123,15 +132,16 @@ def import_openie(
     docs = check_corpus_match(data, passages, openie_name=name, corpus_name=source)
     if passages is None:
         passages = [dict(zip(("title", "text"), _split_passage(d))) for d in docs if isinstance(d, dict)]
-    ids = [_record_id(p, i) if isinstance(p, dict) else passage_id(i) for i, p in enumerate(passages)]
-    seen: dict[str, int] = {}
-    for i, cid in enumerate(ids):
-        if isinstance(passages[i], dict) and isinstance(passages[i].get("text"), str) and passages[i]["text"].strip():
-            if cid in seen:
-                raise ValueError(f'{source}: passages {seen[cid]} and {i} have the same id "{cid}"')
-            seen[cid] = i
     with target.lock:
-        _check_no_clash(target, list(seen), source)
+        _check_no_clash(
+            target,
+            {
+                passage_id(i): p["text"]
+                for i, p in enumerate(passages)
+                if isinstance(p, dict) and isinstance(p.get("text"), str) and p["text"].strip()
+            },
+            source,
+        )
     by_text: dict[str, int] = {}
     for i, p in enumerate(passages):
         if not isinstance(p, dict) or not isinstance(p.get("text"), str):
@@ -141,7 +151,7 @@ def import_openie(
             report.skip("empty_passage")
             continue
         by_text.setdefault(p["text"], i)
-        cid = ids[i]
+        cid = passage_id(i)
         kg.add_document(cid, source=source, title=str(p.get("title") or "") or None)  # `stats --docs` shows it
         kg.add_chunk(
             Chunk(
@@ -166,7 +176,7 @@ def import_openie(
         if idx is None:
             report.skip("passage_not_in_corpus")
             continue
-        cid = ids[idx]
+        cid = passage_id(idx)
         names, triples = doc.get("extracted_entities") or [], doc.get("extracted_triples") or []
         if not isinstance(names, list):  # a string would be read letter by letter
             report.skip("entities_not_a_list")
