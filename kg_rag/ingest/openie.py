@@ -115,8 +115,9 @@ def import_openie(
     corpus passages without OpenIE output are still added as chunks. Chunk ids are ``passage-NNNNN`` by corpus
     position, the chunk text is the passage text, the title goes to metadata. A position id that already names a
     different passage of another corpus file raises ``ValueError`` (this file would replace it by position); the
-    same file, edited or appended to, updates its passages (parsed inputs given without ``names`` name no file). When none of the
-    OpenIE passages is in the corpus (the wrong corpus), ``ValueError`` is raised and ``kg`` is left unchanged.
+    same file, edited or appended to, updates its passages (parsed inputs given without ``names`` name no file).
+    When none of the OpenIE passages is in the corpus (the wrong corpus), ``ValueError`` is raised and ``kg`` is
+    left unchanged.
     ``names`` (OpenIE file, corpus file) name already parsed inputs in messages and chunk metadata.
     """
     from kg_rag.ingest.pipeline import replace_documents
