@@ -111,6 +111,26 @@ def test_start_in_an_empty_folder_then_stop_twice(tmp_path, capsys):
     one_line_error(capsys, ["pg", "stop", str(folder)], f"{folder}: no PostgreSQL running there")
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="the server runs as another user only when started as root")
+def test_stop_works_after_a_parent_folder_lost_its_search_bit(tmp_path, capsys):
+    """A second pytest session resets its base folder to 0700; the session server's stop then failed with
+    "could not access directory ... Permission denied" and left the server running."""
+    folder = tmp_path / "pgdata"
+    code = main(["pg", "start", str(folder)])
+    err = capsys.readouterr().err
+    if code == 2 and "did not start" in err:
+        pytest.skip(err.strip())
+    assert code == 0, err
+    tmp_path.chmod(0o700)  # what the other session does to a parent
+    try:
+        assert main(["pg", "stop", str(folder)]) == 0, capsys.readouterr().err
+        assert capsys.readouterr().out.strip() == f"stopped PostgreSQL in {folder}"
+    finally:  # never leave a server behind, even when the stop under test failed
+        tmp_path.chmod(0o711)
+        main(["pg", "stop", str(folder)])
+        capsys.readouterr()
+
+
 # --------------------------------------------------------------------------- demo: --pg and the schema
 @pytest.fixture
 def offline(monkeypatch):

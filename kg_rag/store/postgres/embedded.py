@@ -173,6 +173,8 @@ class EmbeddedPostgres:
         if self.running_port() is None:
             return False
         ep = _module()
+        if os.geteuid() == 0:  # a parent's search bit may have been taken back since the start (pytest resets
+            allow_traversal(self.pgdata)  # its base folder to 0700 when another session starts)
         ep.pg_ctl(["-m", "fast", "-w", "stop"], pgdata=self.pgdata, user=self._user or self._owner(), timeout=60)
         return True
 
