@@ -219,17 +219,36 @@ def test_a_second_run_with_entities_in_no_community_seeds_from_the_first():
     assert "new hire" in members and "t3 m5" not in members
 
 
-def test_a_run_on_an_unchanged_graph_keeps_the_communities_it_has():
+def test_a_run_on_an_unchanged_graph_keeps_the_communities_it_has(monkeypatch):
     """Leiden started from its own partition could still move an entity: on MuSiQue a second run on an unchanged
-    graph found 3 896 communities instead of 3 895 and wrote 6 reports. Now it changes nothing."""
+    graph found 3 896 communities instead of 3 895 and wrote 6 reports. Now it does not detect again."""
+    import kg_rag.communities.reports as reports
+
     kg = big_graph()
     first, _ = refresh_communities(kg, max_cluster_size=5)
+    detect = reports.detect_communities
+    calls: list[int] = []
+    monkeypatch.setattr(reports, "detect_communities", lambda *a, **k: calls.append(1) or detect(*a, **k))
     again, stats = refresh_communities(kg, previous=first)
-    assert again.to_dict() == first.to_dict() and (stats.regenerated, stats.reused) == (0, len(first))
+    assert calls == [] and again.to_dict() == first.to_dict() and (stats.regenerated, stats.reused) == (0, len(first))
     assert stats.summary().startswith(f"{len(first)} communities on levels 0, 1; 0 reports written")
-    kg.add_relation("T0 M1", "T0 M3", "MENTORS", chunk_id="t0c1")  # one new relation: detection runs again
+    # an edit the caller did not mark stale (same shape, new evidence): detection and that report run again
+    kg.add_relation("T0 M1", "T0 M2", "WORKS_WITH", chunk_id="t0c2", description="pair programming")
     changed, stats = refresh_communities(kg, previous=first)
-    assert changed.params["graph"] != first.params["graph"] and stats.regenerated >= 1
+    assert calls == [1] and stats.regenerated >= 1
+    kg.add_relation("T0 M1", "T0 M3", "MENTORS", chunk_id="t0c1")  # a new relation: a new shape
+    changed, stats = refresh_communities(kg, previous=changed)
+    assert calls == [1, 1] and changed.params["graph"] != first.params["graph"] and stats.regenerated >= 1
+
+
+def test_a_stale_report_saved_by_an_older_release_is_not_served(demo_with_communities):
+    retriever, index = demo_with_communities
+    question = "Which directive replaced Directive 2019-03?"
+    shown = retriever.retrieve(question).communities
+    assert shown
+    for c in index.communities:  # what an older release saved: stale, its report kept
+        c.stale = c.stale or c.id == shown[0].id
+    assert shown[0].id not in [c.id for c in retriever.retrieve(question).communities]
 
 
 def test_mark_stale_only_touches_changed_communities():

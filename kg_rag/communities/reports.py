@@ -219,6 +219,7 @@ def refresh_communities(
         and all(previous.params.get(k) == settings[k] for k in community_params())
         and not previous.stale
         and not upgrading
+        and all(signature(kg, c.entities) == c.signature for c in previous)  # a caller may not have marked edits
     ):  # nothing changed: Leiden run again from its own partition may still move an entity, for nothing
         return previous, RefreshStats(len(previous), previous.levels, reused=len(previous))
     found = detect_communities(kg, previous=previous, **{k: settings[k] for k in community_params()})

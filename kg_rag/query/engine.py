@@ -214,14 +214,14 @@ def _communities(view: QueryBackend, info: Any, handles: list[int], anchors: set
     if p.community_share <= 0 or p.max_communities <= 0 or not info.extra.get("communities") or not handles:
         return []
     anchored = {cid for cid, _ in view.communities_for(np.asarray(sorted(anchors), dtype=I64), p.community_level)}
-    counts = [
+    counts = [  # at most one community per selected entity and level, so this stays short
         (cid, n)
         for cid, n in view.communities_for(np.asarray(handles, dtype=I64), p.community_level)
         if cid in anchored and n >= 2
-    ][: 4 * p.max_communities]
+    ]
     records = view.community_records([cid for cid, _ in counts])
-    ranked = sorted(
-        ((n, rec) for (_, n), rec in zip(counts, records) if rec is not None and rec.has_report),
+    ranked = sorted(  # a stale report (an index saved before reports were dropped on going stale) is not served
+        ((n, rec) for (_, n), rec in zip(counts, records) if rec is not None and rec.has_report and not rec.stale),
         key=lambda x: (-x[0], -x[1].rating, x[1].id),
     )
     return [rec for _, rec in ranked[: p.max_communities]]
