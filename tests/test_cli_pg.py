@@ -218,19 +218,33 @@ def test_the_server_user_may_only_search_the_parent_folders(tmp_path):
     assert stat.S_IMODE((private / "deeper").stat().st_mode) == 0o751
 
 
-@pytest.mark.parametrize(
-    "schema, message",
-    [
-        ("full", "reserved word"),  # CREATE SCHEMA full: a raw syntax-error traceback
-        ("order", "reserved word"),
-        ("information_schema", "system or shared schema"),  # passed, and kg-rag tables went into it
-        ("pg_kg", "system or shared schema"),
-        ("public", "system or shared schema"),  # copy --replace would DROP SCHEMA public CASCADE
-    ],
-)
-def test_a_schema_kg_rag_cannot_own_is_refused_in_one_line(capsys, schema, message):
+@pytest.mark.parametrize("schema", ["full", "order", "user"])
+def test_a_reserved_word_as_schema_is_refused_in_one_line(capsys, schema):
+    """``CREATE SCHEMA full`` used to end in a raw syntax-error traceback."""
     uri = f"postgresql://postgres@127.0.0.1:1/postgres?kg_schema={schema}"  # refused before any connection
     for argv in (["stats", uri], ["query", uri, "Who?"]):
         assert main(argv) == 2
         err = capsys.readouterr().err.strip()
-        assert message in err and len(err.splitlines()) == 1, err
+        assert "reserved word" in err and len(err.splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("schema", ["public", "information_schema", "pg_kg"])
+def test_kg_rag_never_writes_into_or_drops_a_shared_schema(pg_server, demo_index, tmp_path, capsys, schema):
+    """``copy --replace`` into ``?kg_schema=public`` would have run DROP SCHEMA public CASCADE; kg-rag tables
+    also went into information_schema."""
+    import psycopg
+
+    from kg_rag.store import DirectoryStore
+    from kg_rag.store.postgres import PostgresStore
+
+    DirectoryStore(tmp_path / "idx").save(demo_index)
+    target = f"{pg_server}&kg_schema={schema}"
+    for argv in (["copy", str(tmp_path / "idx"), target], ["copy", str(tmp_path / "idx"), target, "--replace"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert "system or shared schema" in err and len(err.splitlines()) == 1, err
+    with pytest.raises(ValueError, match="system or shared schema"):
+        PostgresStore(target).drop()
+    with psycopg.connect(pg_server) as conn:
+        tables = conn.execute("SELECT count(*) FROM pg_tables WHERE schemaname = %s", (schema,)).fetchone()[0]
+    assert schema == "information_schema" or tables == 0

@@ -45,12 +45,19 @@ _RESERVED = frozenset(
 
 
 def check_schema_name(name: str) -> str:
-    """A schema name kg-rag may own: an SQL identifier that is not a reserved word, and not a system or shared
-    schema (kg-rag owns its whole schema: dropping or replacing an index drops it, with everything in it)."""
+    """A schema name kg-rag can use in its SQL: an identifier that is not a reserved word."""
     if not isinstance(name, str) or not _IDENT.match(name):
         raise ValueError(f"PostgreSQL schema name must match [a-z_][a-z0-9_]*, got {name!r}")
     if name in _RESERVED:
         raise ValueError(f"PostgreSQL schema name {name!r} is an SQL reserved word; choose another, e.g. kg_{name}")
+    return name
+
+
+def check_schema_owned(name: str) -> str:
+    """A schema kg-rag may create and drop: not a system or shared one (dropping or replacing an index drops its
+    whole schema). Checked when writing a new index or dropping one, not when reading: an index an older
+    release wrote into ``public`` can still be read and copied out."""
+    check_schema_name(name)
     if name.startswith("pg_") or name in ("information_schema", "public"):
         raise ValueError(
             f"PostgreSQL schema {name!r} is a system or shared schema; kg-rag needs a schema of its own "
@@ -61,7 +68,7 @@ def check_schema_name(name: str) -> str:
 
 def create_statements(schema: str, dim: int) -> list[str]:
     """DDL for an empty index of vector dimension ``dim`` in ``schema`` (idempotent)."""
-    s = check_schema_name(schema)
+    s = check_schema_owned(schema)
     if not isinstance(dim, int) or dim <= 0:
         raise ValueError(f"vector dimension must be a positive integer, got {dim!r}")
     return [

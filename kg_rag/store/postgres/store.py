@@ -353,6 +353,7 @@ class PostgresStore(DocumentWrites):
 
     def drop(self) -> None:
         """Remove the whole index (the schema and everything in it)."""
+        S.check_schema_owned(self.schema)
         with self.writing(), self.connect(autocommit=True) as conn:
             conn.execute(f"DROP SCHEMA IF EXISTS {self.schema} CASCADE")
 
