@@ -163,6 +163,8 @@ def test_configurable_fields_and_copies_of_a_retriever_built_from_an_index(demo_
 
 def test_assigning_k_params_or_preset_on_a_built_retriever_changes_later_calls(demo_index, bow_embeddings):
     """``r.k = 1`` used to change nothing (the settings were fixed when the retriever was built)."""
+    from langchain_core.runnables import ConfigurableField
+
     from kg_rag.query.params import QueryParams, get_preset
 
     r = EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings)
@@ -170,16 +172,27 @@ def test_assigning_k_params_or_preset_on_a_built_retriever_changes_later_calls(d
     r.k = 1
     assert len(r.invoke("Project Atlas")) == 1 and r.params.top_k_chunks == 1
     assert len(twin.invoke("Project Atlas")) == 5  # the copy keeps its own settings
-    r.preset = "seed003"
+    r.k = None  # undone: back to the params' own top_k_chunks
+    assert len(r.invoke("Project Atlas")) == 5
+    r.preset, r.k = "seed003", 1
     assert r.params.strategy == get_preset("seed003").strategy and len(r.invoke("Project Atlas")) == 1
-    r.params = QueryParams(top_k_chunks=2)  # whole params: the earlier k and preset no longer apply
-    assert (r.k, r.preset) == (None, None) and len(r.invoke("Project Atlas")) == 2
+    r.params = QueryParams(top_k_chunks=2)  # whole params: the earlier k no longer applies
+    assert r.k is None and len(r.invoke("Project Atlas")) == 2
     for field, bad in (("k", 0), ("params", {"top_k_chunks": 3}), ("preset", "no-such-preset")):
         with pytest.raises(ValueError):
             setattr(r, field, bad)
     assert len(r.invoke("Project Atlas")) == 2  # a refused value leaves the retriever as it was
+    for field in ("index", "backend", "embeddings"):  # what it reads from: assigning it would change nothing
+        with pytest.raises(ValueError, match="fixed when the retriever is built"):
+            setattr(r, field, None)
     r.tags = ["kg"]  # other fields are plain pydantic fields
     assert r.tags == ["kg"]
+    assert len(r.model_copy(update={"k": 1}).invoke("Project Atlas")) == 1  # pydantic's copy bypassed assignment
+    assert len(r.invoke("Project Atlas")) == 2
+    seeded = EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings, preset="seed003")
+    tunable = seeded.configurable_fields(params=ConfigurableField(id="params"))  # the preset must not win
+    configured = {"configurable": {"params": QueryParams(top_k_chunks=2)}}
+    assert len(tunable.invoke("Project Atlas", config=configured)) == 2
 
 
 def test_params_for_a_call_merges_config_and_keywords_and_checks_them(demo_index, bow_embeddings):

@@ -56,6 +56,11 @@ def _split_kwargs(kwargs: dict[str, Any]) -> tuple[dict[str, Any], Sequence[Any]
     return overrides, history
 
 
+def _with_k(params: QueryParams, k: Any) -> QueryParams:
+    """``params`` with LangChain's ``k`` as ``top_k_chunks`` (``None``: as they are)."""
+    return params if k is None else params.replace(top_k_chunks=k)
+
+
 class EntityBasedKGRAG(BaseRetriever):
     """Knowledge-graph retriever: entity/fact matching, directed expansion, chunk scoring, budgeted context.
 
@@ -67,11 +72,13 @@ class EntityBasedKGRAG(BaseRetriever):
         index: an editable graph and its embeddings; edits to its graph are picked up by the next query.
         backend: a query backend (what :meth:`from_index` opens).
         embeddings: the LangChain ``Embeddings`` the index was built with (used for queries).
-        params: every retrieval knob (:class:`QueryParams`); or pass ``preset`` (``default``/``seed003``).
+        params: every retrieval knob (:class:`QueryParams`); or pass ``preset`` (``default``/``seed003``), which
+            is folded into ``params`` when the retriever is built (``preset`` then reads ``None``).
         k: number of chunks returned (LangChain's usual name for ``params.top_k_chunks``).
 
     Assigning ``k``, ``params`` or ``preset`` on a built retriever changes the settings of later calls
-    (``r.k = 3``); per call, pass keyword arguments or ``config={"configurable": {...}}``.
+    (``r.k = 3``; ``r.k = None`` undoes it); per call, pass keyword arguments or
+    ``config={"configurable": {...}}``. ``index``, ``backend`` and ``embeddings`` are fixed once built.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -84,6 +91,8 @@ class EntityBasedKGRAG(BaseRetriever):
     k: int | None = None
 
     _engine: QueryEngine = PrivateAttr()
+    _base: QueryParams = PrivateAttr()
+    """The params before ``k`` (so that ``r.k = None`` can undo it)."""
 
     def model_post_init(self, __context: Any) -> None:
         if not isinstance(self.params, QueryParams):
@@ -95,8 +104,15 @@ class EntityBasedKGRAG(BaseRetriever):
         derived = isinstance(self.backend, LiveBackend) and self.backend.index.kg is getattr(self.index, "kg", None)
         if (self.index is None) == (self.backend is None) and not derived:
             raise ValueError("give exactly one of index= (a GraphIndex) or backend= (a QueryBackend)")
-        params = self._settled(self.params, self.preset, self.k)
+        if not isinstance(self.params, QueryParams):
+            raise ValueError(f"params must be a QueryParams, got {type(self.params).__name__}")
+        base = get_preset(self.preset) if self.preset else self.params
+        params = _with_k(base, self.k)
         object.__setattr__(self, "params", params)  # not through __setattr__: the engine is built below
+        # the preset is folded into params: a copy built from these fields (configurable_fields) must not apply
+        # it again over params it was given
+        object.__setattr__(self, "preset", None)
+        self._base = base
         if self.index is not None and not derived:  # a copy shares its original's backend (and its snapshot)
             self.backend = LiveBackend(self.index, self.embeddings)
         built = model_id(self.embeddings) if hasattr(self.embeddings, "embed_query") else None
@@ -105,31 +121,45 @@ class EntityBasedKGRAG(BaseRetriever):
             logger.warning("index was embedded with %s but queries use %s", stored, built)
         self._engine = QueryEngine(self.backend, self.embeddings, params)
 
-    @staticmethod
-    def _settled(params: Any, preset: str | None, k: Any) -> QueryParams:
-        """The params a retriever with these fields serves: the preset's (if named) or ``params``, with ``k``."""
-        if not isinstance(params, QueryParams):
-            raise ValueError(f"params must be a QueryParams, got {type(params).__name__}")
-        settled = get_preset(preset) if preset else params
-        return settled.replace(top_k_chunks=k) if k is not None else settled
-
     def __setattr__(self, name: str, value: Any) -> None:
         """``r.k = 3``, ``r.params = ...`` and ``r.preset = ...`` reach the engine, as a user of a LangChain
-        retriever expects; a bad value raises and leaves the retriever as it was."""
-        if name not in ("k", "params", "preset") or not hasattr(self, "_engine"):
+        retriever expects (``r.k = None`` undoes ``k``); a bad value raises and leaves the retriever as it was.
+        What it reads from (``index``, ``backend``, ``embeddings``) is fixed: build a new retriever."""
+        if not hasattr(self, "_engine"):  # still being built
             super().__setattr__(name, value)
             return
-        if name == "params":  # the new params are the whole story: an earlier k or preset no longer applies
-            params, preset, k = self._settled(value, None, None), None, None
+        if name in ("index", "backend", "embeddings"):
+            raise ValueError(f"{name} is fixed when the retriever is built; build a new EntityBasedKGRAG")
+        if name not in ("k", "params", "preset"):
+            super().__setattr__(name, value)
+            return
+        if name == "params":  # the new params are the whole story: an earlier k no longer applies
+            if not isinstance(value, QueryParams):
+                raise ValueError(f"params must be a QueryParams, got {type(value).__name__}")
+            base, k = value, None
         elif name == "preset":
-            params, preset, k = self._settled(self.params, value, self.k), value, self.k
+            base, k = (get_preset(value) if value else self._base), self.k
         else:
-            params, preset, k = self._settled(self.params, None, value), self.preset, value
-        for field, v in (("params", params), ("preset", preset), ("k", k)):
-            super().__setattr__(field, v)
+            base, k = self._base, value
+        params = _with_k(base, k)
         engine = copy.copy(self._engine)  # a model_copy shares the engine object: never change the original's
         engine.params = params
         self._engine = engine
+        super().__setattr__("params", params)
+        super().__setattr__("k", k)
+        self._base = base
+
+    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> EntityBasedKGRAG:
+        """A copy; ``update`` may change settings (``k``, ``params``, ``preset``) as assignment does."""
+        update = dict(update or {})
+        settings = {name: update.pop(name) for name in ("k", "params", "preset") if name in update}
+        fixed = sorted(set(update) & {"index", "backend", "embeddings"})
+        if fixed:
+            raise ValueError(f"{', '.join(fixed)} is fixed when the retriever is built; build a new EntityBasedKGRAG")
+        twin = super().model_copy(update=update or None, deep=deep)
+        for name, value in settings.items():
+            setattr(twin, name, value)
+        return twin
 
     # ----------------------------------------------------------- constructors
     @classmethod
