@@ -82,8 +82,9 @@ def graph_context_metrics(
     A *gold relation* has an evidence record in one of the question's supporting passages. Precision: shown
     relationship rows that are gold. Recall: gold relations that reach the context (as a row or a step of a
     shown path). Reachable: gold relations that the returned passages state (``stated``, the ids of the
-    relations evidenced in them), the recall a perfect choice of rows would reach from these passages; it
-    tells a selection that misses from passages that were never found. Typed share: shown rows whose type is
+    relations evidenced in them) or that reach the context anyway (a relation between two entities the question
+    names is shown whatever passage states it): the recall a perfect choice of rows would reach, an upper bound of
+    recall that tells a selection that misses from passages that were never found. Typed share: shown rows whose type is
     not ``RELATED``. Gold paths: shown paths whose every step is gold. Rows and tokens: what the context holds.
     """
     rows = list(formatted.relations)
@@ -100,7 +101,9 @@ def graph_context_metrics(
         "context_tokens": float(formatted.tokens),
         "context_relation_precision": (sum(r in gold for r in rows) / len(rows)) if rows else math.nan,
         "gold_relation_recall": (len(reached & gold) / len(gold)) if gold else math.nan,
-        "gold_relation_reachable": (len(gold & stated) / len(gold)) if gold and stated is not None else math.nan,
+        "gold_relation_reachable": (len(gold & (stated | reached)) / len(gold))
+        if gold and stated is not None
+        else math.nan,
         "typed_relation_share": (sum(types.get(r) != "RELATED" for r in rows) / len(rows)) if rows else math.nan,
         "gold_path_share": (
             sum(all(s.relation_id in gold for s in pa.steps) for pa in shown_paths) / len(shown_paths)
