@@ -184,3 +184,25 @@ def test_clean_up_keeps_generations_in_use_within_bounds(tmp_path, fake_embeddin
     gc.collect()
     store.save(build_index(kg, fake_embeddings))
     assert len(list(idx.glob("gen-*"))) == 1  # nobody reads the old ones any more
+
+
+def test_checking_the_files_holds_the_generation_so_clean_up_leaves_it_alone(tmp_path, fake_embeddings, monkeypatch):
+    """``kg-rag stats`` checks the files; without a reader lock a writer's clean-up could remove the
+    generation mid-check, and that was reported as a damaged index."""
+    from kg_rag import Chunk, KnowledgeGraph, build_index
+    from kg_rag.store.locking import in_use
+
+    store = DirectoryStore(tmp_path / "idx")
+    kg = KnowledgeGraph()
+    kg.add_chunk(Chunk("c", "A supersedes B.", "d"))
+    kg.add_relation("A", "B", "SUPERSEDES", chunk_id="c", doc_id="d")
+    store.save(build_index(kg, fake_embeddings))
+    gen = store.current_generation()
+    seen: list[bool] = []
+    check = DirectoryStore._check_file
+    monkeypatch.setattr(
+        DirectoryStore, "_check_file", lambda self, d, f, n: seen.append(in_use(d)) or check(self, d, f, n)
+    )
+    store.check_files()
+    assert seen and all(seen)  # held for every file checked
+    assert not in_use(gen)  # and released after

@@ -267,14 +267,29 @@ class DirectoryStore(DocumentWrites):
                 raise IndexFormatError(path, f"manifest field {key!r} has the wrong type")
         return manifest
 
-    def check_files(self) -> None:
+    def check_files(self, attempts: int = 3) -> None:
         """Check every file of the current generation against its manifest (size; sha256 unless ``verify`` is
         off) without loading anything: :meth:`stats` reads only the manifest's counts, which a damaged index
-        still has."""
-        gen_dir = self.current_generation()
-        files = self.manifest(gen_dir)["files"]
-        for name in sorted(files):
-            self._check_file(gen_dir, files, name)
+        still has. The generation is held with a reader lock meanwhile, so a writer's clean-up cannot remove it
+        mid-check and have that reported as damage."""
+        from kg_rag.store.locking import ReaderLock
+
+        for attempt in range(attempts):
+            gen_dir = self.current_generation()
+            try:
+                lock = ReaderLock(gen_dir)
+            except FileNotFoundError:  # replaced and cleaned up in between: read the pointer again
+                if attempt == attempts - 1:
+                    raise IndexFormatError(gen_dir, "generation was removed while checking it") from None
+                time.sleep(0.05)
+                continue
+            try:
+                files = self.manifest(gen_dir)["files"]
+                for name in sorted(files):
+                    self._check_file(gen_dir, files, name)
+                return
+            finally:
+                lock.release()
 
     def _check_file(self, gen_dir: Path, files: dict[str, Any], name: str) -> None:
         path = gen_dir / name
