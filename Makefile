@@ -3,14 +3,16 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.kg-rag-installed
+TORCH_INDEX ?=
 
 .PHONY: demo test lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	# CPU build first: otherwise the `local` extra pulls a multi-GB CUDA torch.
-	$(BIN)/python -m pip install -q torch==2.13.0
+	# CPU build first: otherwise the `local` extra pulls a multi-GB CUDA torch. Where the package index has
+	# no CPU wheel, name PyTorch's: make demo TORCH_INDEX=https://download.pytorch.org/whl/cpu
+	$(BIN)/python -m pip install -q torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(BIN)/python -m pip install -q -e ".[local,postgres,test]"
 	touch $(STAMP)
 
