@@ -199,7 +199,7 @@ def test_a_blank_passage_never_lends_its_triples_to_another(tmp_path):
     assert kg2.get_entity("Yvonne Blank") is None and kg2.find_relations("Bea", "Berlin")
 
 
-def test_a_second_corpus_file_never_replaces_the_first_ones_passages_by_position(tmp_path):
+def test_a_second_corpus_file_never_replaces_the_first_ones_passages_by_position(tmp_path, monkeypatch):
     """Position ids (``passage-00000``) of a second corpus file used to replace the first file's passages."""
     from kg_rag.cli import main
 
@@ -242,6 +242,21 @@ def test_a_second_corpus_file_never_replaces_the_first_ones_passages_by_position
     (tmp_path / "a/corpus.json").write_text(json.dumps([{**first[0], "text": "Lyon is in France."}, *first[1:]]))
     assert index("a/corpus.json", "oa.json", "--update") == 0  # the same file, edited: its passage is updated
     assert load_index(idx).kg.chunks["passage-00000"].text == "Lyon is in France."
+    rel = tmp_path / "rel"  # the same file named relative to two different folders is still the same file
+    (rel / "data").mkdir(parents=True)
+    (rel / "data/c.json").write_text(json.dumps(first))
+    here = KnowledgeGraph()
+    monkeypatch.chdir(rel)
+    import_openie(here, {"docs": []}, "data/c.json")
+    (rel / "data/c.json").write_text(json.dumps([first[0], {**first[1], "text": "Oslo is the capital."}]))
+    monkeypatch.chdir(rel / "data")
+    import_openie(here, {"docs": []}, "c.json")
+    assert here.chunks["passage-00001"].text == "Oslo is the capital."
+    (rel / "other/data").mkdir(parents=True)  # another file at the same relative path is another file
+    (rel / "other/data/c.json").write_text(json.dumps(second))
+    monkeypatch.chdir(rel / "other")
+    with pytest.raises(ValueError, match="already names another passage"):
+        import_openie(here, {"docs": []}, "data/c.json")
     old = KnowledgeGraph()  # passages recorded without a file (older releases, parsed inputs) are not refused
     import_openie(old, {"docs": []}, first)
     import_openie(old, {"docs": []}, second, names=("o", str(tmp_path / "b/corpus.json")))

@@ -8,6 +8,7 @@ import pytest
 
 from kg_rag import PRESETS, Chunk, EntityBasedKGRAG, KnowledgeGraph, QueryParams, build_index
 from kg_rag.index import entity_text
+from kg_rag.testing import BagOfWordsEmbeddings
 
 
 def chain_graph() -> KnowledgeGraph:
@@ -193,6 +194,33 @@ def test_assigning_k_params_or_preset_on_a_built_retriever_changes_later_calls(d
     tunable = seeded.configurable_fields(params=ConfigurableField(id="params"))  # the preset must not win
     configured = {"configurable": {"params": QueryParams(top_k_chunks=2)}}
     assert len(tunable.invoke("Project Atlas", config=configured)) == 2
+
+
+def test_copies_of_a_retriever_over_a_saved_index_share_it_and_keep_their_own_settings(tmp_path, demo_index):
+    """``copy.deepcopy`` failed on the index's locks, and the half-made copy released the original's reader
+    lock (a writer's clean-up could then remove the generation it serves)."""
+    import copy
+    import gc
+
+    from langchain_core.runnables import ConfigurableField
+
+    from kg_rag.query.params import QueryParams
+    from kg_rag.store import DirectoryStore
+    from kg_rag.store.locking import in_use
+
+    store = DirectoryStore(tmp_path / "idx")
+    store.save(demo_index)
+    r = EntityBasedKGRAG.from_index(tmp_path / "idx", BagOfWordsEmbeddings())
+    r.invoke("Project Atlas")  # opens the generation
+    twin = copy.deepcopy(r)
+    twin.k = 1
+    del twin
+    gc.collect()
+    assert in_use(store.current_generation()) and len(r.invoke("Project Atlas")) == 5
+    both = r.model_copy(update={"params": QueryParams(top_k_chunks=2), "k": 1})  # k is applied last
+    assert len(both.invoke("Project Atlas")) == 1
+    tunable = r.configurable_fields(k=ConfigurableField(id="k"))
+    assert len(tunable.invoke("Project Atlas", config={"configurable": {"k": None}})) == 5  # None: its own k
 
 
 def test_params_for_a_call_merges_config_and_keywords_and_checks_them(demo_index, bow_embeddings):

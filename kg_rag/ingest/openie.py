@@ -35,14 +35,22 @@ _UNNAMED_SOURCES = ("corpus", "openie")
 """What older releases recorded as the source of passages from parsed inputs: the file is unknown."""
 
 
-def _same_file(recorded: str, source: str) -> bool:
-    """Whether a recorded source and this run's name the same corpus file (as written, or resolved from here)."""
-    if recorded == source or recorded in _UNNAMED_SOURCES or source in _UNNAMED_SOURCES:
-        return True
+def _resolved(source: str) -> str | None:
     try:
-        return Path(recorded).resolve() == Path(source).resolve()
+        return str(Path(source).resolve())
     except (OSError, RuntimeError):
-        return False
+        return None
+
+
+def _same_file(recorded: str, recorded_path: str | None, source: str) -> bool:
+    """Whether a passage recorded from ``recorded`` (and its resolved path, when the index kept it) comes from
+    this run's corpus file. Without a kept path (older indexes) the recorded name is resolved from here."""
+    if recorded in _UNNAMED_SOURCES or source in _UNNAMED_SOURCES:
+        return True
+    here = _resolved(source)
+    if recorded_path:
+        return recorded_path == here
+    return recorded == source or (here is not None and _resolved(recorded) == here)
 
 
 def _check_no_clash(target: KnowledgeGraph, passages: dict[str, str], source: str) -> None:
@@ -53,7 +61,7 @@ def _check_no_clash(target: KnowledgeGraph, passages: dict[str, str], source: st
         for cid, text in passages.items()
         if cid in target.docs
         and target.docs[cid].source
-        and not _same_file(str(target.docs[cid].source), source)
+        and not _same_file(str(target.docs[cid].source), (target.docs[cid].metadata or {}).get("path"), source)
         and (cid not in target.chunks or target.chunks[cid].text != text)
     ]
     if theirs:
@@ -143,6 +151,8 @@ def import_openie(
             },
             source,
         )
+    resolved = _resolved(source) if source not in _UNNAMED_SOURCES else None
+    path_meta = {"path": resolved} if resolved else None
     by_text: dict[str, int] = {}
     for i, p in enumerate(passages):
         if not isinstance(p, dict) or not isinstance(p.get("text"), str):
@@ -153,7 +163,9 @@ def import_openie(
             continue
         by_text.setdefault(p["text"], i)
         cid = passage_id(i)
-        kg.add_document(cid, source=source, title=str(p.get("title") or "") or None)  # `stats --docs` shows it
+        kg.add_document(  # `stats --docs` shows the title; the resolved path tells this file from another later
+            cid, source=source, title=str(p.get("title") or "") or None, metadata=path_meta
+        )
         kg.add_chunk(
             Chunk(
                 cid,

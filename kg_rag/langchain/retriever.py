@@ -45,7 +45,8 @@ def configured_settings(config: RunnableConfig | None) -> dict[str, Any]:
     """Retrieval settings from ``config["configurable"]`` (keys that are not retrieval settings belong to
     other runnables, e.g. a checkpointer's ``thread_id``, and are left alone)."""
     configurable = (config or {}).get("configurable") or {}
-    return {k: v for k, v in configurable.items() if k in RETRIEVAL_SETTINGS}
+    # k=None (what configurable_fields(k=...) passes when it is not set) means the retriever's own k
+    return {k: v for k, v in configurable.items() if k in RETRIEVAL_SETTINGS and not (k == "k" and v is None)}
 
 
 def _split_kwargs(kwargs: dict[str, Any]) -> tuple[dict[str, Any], Sequence[Any] | None]:
@@ -152,7 +153,7 @@ class EntityBasedKGRAG(BaseRetriever):
     def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> EntityBasedKGRAG:
         """A copy; ``update`` may change settings (``k``, ``params``, ``preset``) as assignment does."""
         update = dict(update or {})
-        settings = {name: update.pop(name) for name in ("k", "params", "preset") if name in update}
+        settings = {name: update.pop(name) for name in ("params", "preset", "k") if name in update}  # k last
         fixed = sorted(set(update) & {"index", "backend", "embeddings"})
         if fixed:
             raise ValueError(f"{', '.join(fixed)} is fixed when the retriever is built; build a new EntityBasedKGRAG")
@@ -160,6 +161,11 @@ class EntityBasedKGRAG(BaseRetriever):
         for name, value in settings.items():
             setattr(twin, name, value)
         return twin
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> EntityBasedKGRAG:
+        """A copy with its own settings that shares the index it reads (its locks and open files cannot be
+        copied; a half-made copy used to release the original's reader lock)."""
+        return self.model_copy()
 
     # ----------------------------------------------------------- constructors
     @classmethod

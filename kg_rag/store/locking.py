@@ -150,6 +150,12 @@ class ReaderLock:
             raise
         self.fd = fd
 
+    def __copy__(self) -> ReaderLock:  # a copy holding the same descriptor would close it under its original
+        return self
+
+    def __deepcopy__(self, memo: dict[int, object]) -> ReaderLock:
+        return self
+
     def release(self) -> None:
         if self.fd is not None:
             try:

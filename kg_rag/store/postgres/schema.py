@@ -54,14 +54,14 @@ def check_schema_name(name: str) -> str:
 
 
 def check_schema_owned(name: str) -> str:
-    """A schema kg-rag may create and drop: not a system or shared one (dropping or replacing an index drops its
-    whole schema). Checked when writing a new index or dropping one, not when reading: an index an older
-    release wrote into ``public`` can still be read and copied out."""
+    """A schema kg-rag may create, write and drop: not a system or shared one (dropping or replacing an index
+    drops its whole schema). Checked on every write (a new index or an update) and drop, not when reading: an
+    index an older release wrote into ``public`` can still be read, and copied out to a schema of its own."""
     check_schema_name(name)
     if name.startswith("pg_") or name in ("information_schema", "public"):
         raise ValueError(
             f"PostgreSQL schema {name!r} is a system or shared schema; kg-rag needs a schema of its own "
-            "(dropping or replacing an index drops its schema)"
+            "(dropping or replacing an index drops its schema; kg-rag copy moves an index to another)"
         )
     return name
 

@@ -376,6 +376,7 @@ class _Sync:
 
     def run(self) -> int:
         conn, s, index = self.conn, self.s, self.index
+        S.check_schema_owned(s)  # before reading anything there: public.meta may be someone else's table
         dim = index.dim or 1
         found = conn.execute("SELECT to_regclass(%s)", (f"{s}.meta",)).fetchone()[0]
         if found is not None:
