@@ -85,7 +85,7 @@ def cmd_global(args: argparse.Namespace) -> int:
 
     backend = existing_store(args.index).backend()  # the index is checked first: it is what the user named
     with backend.reader() as view:
-        levels = sorted({c.level for c in view.list_communities() if c.has_report and not c.stale})
+        levels = sorted({c.level for c in view.list_communities() if c.serves})
     if args.level not in levels:
         if not levels:
             raise CLIError(f"{args.index}: no community reports (run `kg-rag communities {args.index}` first)")

@@ -100,6 +100,12 @@ class Community:
     def has_report(self) -> bool:
         return bool(self.title or self.summary)
 
+    @property
+    def serves(self) -> bool:
+        """Whether its report may be shown: one exists and is current (a stale report, as older releases saved
+        them, may state what the graph no longer holds, a deleted document's facts included)."""
+        return self.has_report and not self.stale
+
     def lines(self, desc_limit: int | None = None) -> list[str]:
         """The report as context lines: summary, findings, cited relations (descriptions cut first)."""
         out = []

@@ -260,7 +260,7 @@ def build_global_search(
     def prepare(state: GlobalState) -> GlobalState:
         chosen = state.get("level", level)
         with backend.reader() as view:
-            reports = [c for c in view.list_communities(chosen) if c.has_report and not c.stale]
+            reports = [c for c in view.list_communities(chosen) if c.serves]
         if not reports:
             raise ValueError(f"the index has no community reports at level {chosen} (run `kg-rag communities`)")
         return {"batches": _pack(reports, batch_tokens), "level": chosen}

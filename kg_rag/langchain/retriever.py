@@ -105,8 +105,6 @@ class EntityBasedKGRAG(BaseRetriever):
         derived = isinstance(self.backend, LiveBackend) and self.backend.index.kg is getattr(self.index, "kg", None)
         if (self.index is None) == (self.backend is None) and not derived:
             raise ValueError("give exactly one of index= (a GraphIndex) or backend= (a QueryBackend)")
-        if not isinstance(self.params, QueryParams):
-            raise ValueError(f"params must be a QueryParams, got {type(self.params).__name__}")
         base = get_preset(self.preset) if self.preset else self.params
         params = _with_k(base, self.k)
         object.__setattr__(self, "params", params)  # not through __setattr__: the engine is built below

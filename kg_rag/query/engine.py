@@ -220,8 +220,8 @@ def _communities(view: QueryBackend, info: Any, handles: list[int], anchors: set
         if cid in anchored and n >= 2
     ]
     records = view.community_records([cid for cid, _ in counts])
-    ranked = sorted(  # a stale report (an index saved before reports were dropped on going stale) is not served
-        ((n, rec) for (_, n), rec in zip(counts, records) if rec is not None and rec.has_report and not rec.stale),
+    ranked = sorted(
+        ((n, rec) for (_, n), rec in zip(counts, records) if rec is not None and rec.serves),
         key=lambda x: (-x[0], -x[1].rating, x[1].id),
     )
     return [rec for _, rec in ranked[: p.max_communities]]

@@ -27,10 +27,10 @@ import shutil
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -47,6 +47,7 @@ from kg_rag.store.records import FileRecords
 from kg_rag.store.writes import DocumentWrites
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 FORMAT = "kg-rag-index"
 SCHEMA_VERSION = 2
@@ -274,22 +275,13 @@ class DirectoryStore(DocumentWrites):
         mid-check and have that reported as damage."""
         from kg_rag.store.locking import ReaderLock
 
-        for attempt in range(attempts):
-            gen_dir = self.current_generation()
-            try:
-                lock = ReaderLock(gen_dir)
-            except FileNotFoundError:  # replaced and cleaned up in between: read the pointer again
-                if attempt == attempts - 1:
-                    raise IndexFormatError(gen_dir, "generation was removed while checking it") from None
-                time.sleep(0.05)
-                continue
-            try:
-                files = self.manifest(gen_dir)["files"]
-                for name in sorted(files):
-                    self._check_file(gen_dir, files, name)
-                return
-            finally:
-                lock.release()
+        gen_dir, lock = self._at_current(lambda d: (d, ReaderLock(d)), "checking", attempts)
+        try:
+            files = self.manifest(gen_dir)["files"]
+            for name in sorted(files):
+                self._check_file(gen_dir, files, name)
+        finally:
+            lock.release()
 
     def _check_file(self, gen_dir: Path, files: dict[str, Any], name: str) -> None:
         path = gen_dir / name
@@ -330,14 +322,19 @@ class DirectoryStore(DocumentWrites):
 
     def open(self, attempts: int = 3) -> OpenGeneration:
         """Open the current generation (a reader lock is taken first, so clean-up leaves it alone)."""
+        return self._at_current(lambda d: OpenGeneration(self, d), "opening", attempts)
+
+    def _at_current(self, take: Callable[[Path], T], doing: str, attempts: int) -> T:
+        """``take(current generation)``, which locks it; read the pointer again when a writer replaced and
+        cleaned the generation up in between (``take`` raises ``FileNotFoundError``)."""
         for attempt in range(attempts):
             gen_dir = self.current_generation()
             try:
-                return OpenGeneration(self, gen_dir)
+                return take(gen_dir)
             except FileNotFoundError:
                 if attempt == attempts - 1:
-                    raise IndexFormatError(gen_dir, "generation was removed while opening it") from None
-                time.sleep(0.05)  # a writer replaced and cleaned it up in between: read the pointer again
+                    raise IndexFormatError(gen_dir, f"generation was removed while {doing} it") from None
+                time.sleep(0.05)
         raise AssertionError("unreachable")
 
 
