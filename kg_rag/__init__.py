@@ -19,7 +19,12 @@ from kg_rag.query import PPR, PRESETS, Chain, Frequency, HybridPath, QueryEngine
 from kg_rag.query.types import RetrievalResult
 from kg_rag.store import DirectoryStore, IndexLockedError, QueryBackend, load_index, open_store, save_index
 
-__version__ = "0.2.0"
+try:  # the installed distribution's version: one number, kept in pyproject.toml
+    from importlib.metadata import PackageNotFoundError, version
+
+    __version__ = version("kg-rag")
+except PackageNotFoundError:  # a source tree that was never installed
+    __version__ = "0+unknown"
 
 _LAZY = {
     "EntityBasedKGRAG": "kg_rag.langchain.retriever",
@@ -27,6 +32,9 @@ _LAZY = {
     "AnswerGenerationError": "kg_rag.langchain.answer",
     "make_retriever_tool": "kg_rag.langchain.tools",
     "make_path_tool": "kg_rag.langchain.tools",
+    "make_global_search_tool": "kg_rag.langchain.communities",
+    "build_global_search": "kg_rag.langchain.communities",
+    "format_documents": "kg_rag.langchain.documents",
     "build_agent": "kg_rag.langchain.tools",
     "default_chat_model": "kg_rag.langchain.chat",
     "local_embeddings": "kg_rag.langchain.embeddings",

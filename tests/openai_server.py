@@ -16,8 +16,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 EDGE = re.compile(r"^(.*?(?:-\[[A-Z0-9_]+\]->|<-\[[A-Z0-9_]+\]-).*)$", re.M)
-COMMUNITY_REF = re.compile(r"\[communities: ([^,\]\s]+)")
-REPORT_HEAD = re.compile(r"^# (.*?) \(community (\S+?), level")
+COMMUNITY_REF = re.compile(r"^point score=\d+ communities=([^,\s]+)", re.M)
+REPORT_HEAD = re.compile(r"^community=(\S+) level=\d+ rating=\S+(?: extractive)? title=(.*)$")
 FACT = re.compile(r"(\w[\w ]*?\w) (supersedes|revokes|reports to) (\w[\w ]*?\w)(?=[.,;]|$)", re.I | re.M)
 
 
@@ -86,10 +86,8 @@ class FakeOpenAI:
         context = "\n".join(str(m.get("content", "")) for m in messages if m.get("role") == "user")
         if "Key points:" in context:  # the reduce step of global search
             cited = COMMUNITY_REF.findall(context)
-            point = next((ln[2:] for ln in context.splitlines() if ln.startswith("- (")), "")
-            answer = (
-                f"{point.split(') ', 1)[-1].split(' [communities')[0]} [c:{cited[0]}]" if cited else "I do not know."
-            )
+            point = next((ln[2:] for ln in context.splitlines() if ln.startswith("| ")), "")
+            answer = f"{point} [c:{cited[0]}]" if cited else "I do not know."
             return {"role": "assistant", "content": answer}
         edges = edges_in(context)
         answer = f"According to [1]: {edges[0]}" if edges else "I do not know."
@@ -141,7 +139,8 @@ class FakeOpenAI:
         for line in text.splitlines():
             match = REPORT_HEAD.match(line)
             if match:
-                points.append({"description": match.group(1), "score": 60, "communities": [match.group(2)]})
+                title = match.group(2).strip('"')
+                points.append({"description": title, "score": 60, "communities": [match.group(1)]})
         return {"points": points}
 
     @staticmethod

@@ -365,7 +365,7 @@ def test_global_search_tool_and_async(openai_server, demo_with_communities):
 
     retriever, _ = demo_with_communities
     tool = make_global_search_tool(retriever.backend, default_chat_model())
-    text = tool.invoke({"question": "What are the main themes?"})
+    text = tool.invoke({"query": "What are the main themes?"})
     assert "[c:L0-" in text
     graph = build_global_search(retriever.backend, default_chat_model(), batch_tokens=200)
     out = asyncio.run(graph.ainvoke({"question": "What are the main themes?"}))
@@ -404,7 +404,7 @@ class TestGlobalSearchToolUnit(ToolsUnitTests):
 
     @property
     def tool_invoke_params_example(self) -> dict:
-        return {"question": "What are the main themes?"}
+        return {"query": "What are the main themes?"}
 
 
 class TestGlobalSearchToolIntegration(ToolsIntegrationTests):
@@ -414,7 +414,7 @@ class TestGlobalSearchToolIntegration(ToolsIntegrationTests):
 
     @property
     def tool_invoke_params_example(self) -> dict:
-        return {"question": "What are the main themes?"}
+        return {"query": "What are the main themes?"}
 
 
 def test_extractive_report_marks_itself():

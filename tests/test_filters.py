@@ -26,6 +26,7 @@ def graph_text(result, docs) -> list[str]:
     for d in docs:
         meta = d.metadata
         out += list(meta.get("paths", [])) + [meta.get("graph_context", "")]
+        out += [ln for ln in d.page_content.splitlines() if not ln.startswith("| ")]  # its paths, not its text
         out += [f"{e['source']} {e['relation_type']} {e['target']}" for e in meta.get("edges", [])]
         out += [m["name"] for m in meta.get("matched_entities", [])]
     return out

@@ -49,7 +49,7 @@ def test_agent_calls_both_tools_over_http(openai_server, demo_retriever):
     assert [m.name for m in tool_messages] == ["knowledge_graph_search", "find_connection"]
     search, connection = tool_messages
     assert all(isinstance(d, Document) for d in search.artifact) and search.artifact
-    assert "[source " in search.content and "-[" in search.content
+    assert "[1] chunk=" in search.content and "-[" in search.content
     assert (
         "Lars Eriksen -[REPORTS_TO]-> Priya Nair -[REPORTS_TO]-> Daniel Okafor -[REPORTS_TO]-> Maria Chen"
         in connection.content
@@ -116,7 +116,7 @@ def test_path_tool_directions_and_filters(demo_retriever):
 def test_retriever_tool_is_langchains_own(demo_retriever):
     tool = make_retriever_tool(demo_retriever)
     msg = tool.invoke({"type": "tool_call", "id": "1", "name": tool.name, "args": {"query": "Project Atlas"}})
-    assert isinstance(msg, ToolMessage) and msg.artifact and "[source " in msg.content
+    assert isinstance(msg, ToolMessage) and msg.artifact and "[1] chunk=" in msg.content
 
 
 def test_chain_of_thought_json_over_http(openai_server, demo_retriever):

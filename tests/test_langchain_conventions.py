@@ -149,7 +149,7 @@ def test_citations_are_the_sources_the_answer_used(retriever):
     cited = answer("Lars Eriksen reports to Priya Nair [2].")
     assert [c["chunk_id"] for c in cited["citations"]] == [cited["documents"][1].metadata["chunk_id"]]
     plain = answer("Priya Nair")
-    used = [d.metadata["chunk_id"] for d in plain["documents"] if "Priya Nair" in d.page_content]
+    used = [d.metadata["chunk_id"] for d in plain["documents"] if "Priya Nair" in d.metadata["text"]]
     assert [c["chunk_id"] for c in plain["citations"]] == used and used
 
 

@@ -361,9 +361,9 @@ def test_every_path_shown_adds_a_relation(bow_embeddings):
     }
 
 
-def test_a_documents_graph_context_does_not_repeat_its_paths_steps(bow_embeddings, demo_index):
-    """Each document lists the paths that reach it, then the other relations it states: a step of a listed
-    path is not listed again as its own line."""
+def test_a_documents_content_lists_the_paths_reaching_it_and_not_its_steps_again(bow_embeddings, demo_index):
+    """Each document shows the paths that reach it, then its text: a step of a listed path is not restated as a
+    line of its own (the tool used to restate each passage's relations above it)."""
     from kg_rag.context import render_edge, render_path
 
     r = EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings, k=3)
@@ -373,7 +373,7 @@ def test_a_documents_graph_context_does_not_repeat_its_paths_steps(bow_embedding
     assert long_paths, "the question should give a multi-step path"
     checked = 0
     for doc in docs:
-        lines = doc.metadata["graph_context"].split("\n")
+        lines = doc.page_content.split("\n")
         for pa in long_paths:
             if render_path(result.names, pa) in lines:
                 for s in pa.steps:

@@ -104,7 +104,7 @@ def test_path_tool_honours_edge_types_and_exclude_entities(make_retriever):
     maria = _call(tool, source="Lars Eriksen", target="Maria Chen")
     assert maria.content.startswith("No path") and "Priya" not in maria.content and maria.artifact == []
     allowed = _call(tool, source="Daniel Okafor", target="Maria Chen")
-    assert allowed.content.endswith("\nDaniel Okafor -[REPORTS_TO]-> Maria Chen")
+    assert allowed.content.endswith("\nDaniel Okafor -[REPORTS_TO]-> Maria Chen\n</context>")
     assert [s["relation_type"] for s in allowed.artifact[0]["steps"]] == ["REPORTS_TO"]
 
 

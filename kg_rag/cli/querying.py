@@ -37,6 +37,13 @@ def cmd_query(args: argparse.Namespace) -> int:
         if getattr(args, flag):
             overrides[flag] = entity_names(getattr(args, flag), retriever.backend)
     result = retriever.retrieve(args.question, **overrides)
+    from kg_rag.langchain.chat import chat_model_configured, default_chat_model
+
+    answer = None
+    if not args.no_answer and chat_model_configured():  # one retrieval: the answer is written from this result
+        from kg_rag.langchain.answer import answer_from_result
+
+        answer = answer_from_result(retriever, default_chat_model(max_retries=2), args.question, result)
     if args.json:
         from dataclasses import asdict
 
@@ -56,20 +63,16 @@ def cmd_query(args: argparse.Namespace) -> int:
             "section_tokens": result.section_tokens,
             "timings_ms": result.timings_ms,
         }
+        if answer is not None:  # written by the configured chat model (--no-answer leaves it out)
+            payload["answer"] = answer["answer"]
+            payload["citations"] = answer["citations"]
         print(json.dumps(payload, indent=1, ensure_ascii=False))
         return 0
-    from kg_rag.langchain.chat import chat_model_configured, default_chat_model
-
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     print(result.context)
     print()
-    if not args.no_answer and chat_model_configured():
-        from kg_rag.langchain.answer import build_answer_graph
-
-        answer = build_answer_graph(retriever, default_chat_model(max_retries=2), retrieval_kwargs=overrides).invoke(
-            {"question": args.question}
-        )
+    if answer is not None:
         print(f"answer: {answer['answer']}")
         print()
     # diagnostics go to stderr, so stdout (the context and the answer) can be piped on as it is
@@ -144,5 +147,10 @@ def add_parsers(sub) -> None:
         default=None,
         help="context budget in tokens, at least 50 (default: 4000)",
     )
-    p.add_argument("--no-answer", action="store_true", help="do not call the chat model even if one is configured")
+    p.add_argument(
+        "--no-answer",
+        action="store_true",
+        help="do not call the chat model (by default, when OPENAI_API_KEY is set, query also"
+        " answers the question; with --json the answer and its citations are in the output)",
+    )
     p.set_defaults(func=cmd_query)

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from kg_rag.communities.detect import community_params, detect_communities, graph_fingerprint, signature
 from kg_rag.communities.model import Community, CommunitySet, Finding, ReportRelation
+from kg_rag.context.render import quote_name
 from kg_rag.model.graph import KnowledgeGraph
 from kg_rag.model.records import EXTRACTED, relation_description
 from kg_rag.model.schema import DEFAULT_ENTITY_TYPE
@@ -62,7 +63,7 @@ def _entity_line(kg: KnowledgeGraph, key: str, desc_limit: int | None) -> str:
     if desc_limit is not None and desc:
         cut = truncate_to_tokens(desc, desc_limit) if desc_limit > 0 else ""
         desc = cut if cut == desc else (cut.rstrip() + "…" if cut else "")
-    return f"- {a['name']} [{etype}]" + (f": {desc}" if desc else "")
+    return f"- {quote_name(a['name'])} [{etype}]" + (f": {desc}" if desc else "")
 
 
 def community_context(

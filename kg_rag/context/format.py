@@ -19,17 +19,18 @@ import io
 import json
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from kg_rag.context.fence import DATA_PREFIX, data_lines
 from kg_rag.context.render import render_path
-from kg_rag.model.schema import upper_snake
+from kg_rag.model.schema import DEFAULT_ENTITY_TYPE, upper_snake
 from kg_rag.tokens import count_tokens, truncate_to_tokens
 
 if TYPE_CHECKING:
     from kg_rag.query.params import QueryParams
-    from kg_rag.query.types import RetrievalResult
+    from kg_rag.query.types import RetrievalResult, ScoredChunk, ScoredEntity
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +39,7 @@ RELATIONS_HEADER = "-----Relationships-----"
 ENTITIES_HEADER = "-----Entities-----"
 COMMUNITIES_HEADER = "-----Communities-----"
 SOURCES_HEADER = "-----Sources-----"
-SOURCE_LINE_PREFIX = "| "
+SOURCE_LINE_PREFIX = DATA_PREFIX
 """Every line of source text starts with this, so no source text can pass for a header, a row or a source line."""
 RELATION_COLUMNS = ("id", "source", "target", "description", "relation_type", "weight", "rank")
 ENTITY_COLUMNS = ("id", "entity", "type", "description", "rank")
@@ -54,6 +55,12 @@ class FormattedContext:
     """The context text and what made it in: row ids, path count, entities, chunk ids, tokens per section."""
 
     text: str
+    graph_text: str = ""
+    """The graph half (paths, relationships, entities, communities) before the Sources section."""
+    budget: int = 0
+    """The token budget of the whole text."""
+    sources_budget: int = 0
+    """The tokens the Sources section was given (what :func:`format_sources` needs to render it again)."""
     section_tokens: dict[str, int] = field(default_factory=dict)
     relations: list[str] = field(default_factory=list)
     """Relation ids of the relationship rows shown, in order."""
@@ -135,14 +142,30 @@ def _relation_lines(result: RetrievalResult, desc_limit: int | None, p: QueryPar
     return lines
 
 
+def _informative(e: ScoredEntity) -> bool:
+    """An entity row earns its tokens when it says more than the name the rows, paths and passages already show:
+    a type, or a description (OpenIE graphs have neither: on MuSiQue the table was 10 % of the context)."""
+    return bool((e.entity_type and e.entity_type != DEFAULT_ENTITY_TYPE) or (e.description or "").strip())
+
+
 def _entity_lines(result: RetrievalResult, desc_limit: int | None) -> list[Line]:
-    if not result.entities:
+    entities = [e for e in result.entities if _informative(e)]
+    if not entities:
         return []
     lines: list[Line] = [(ENTITIES_HEADER, None), (_table_line(list(ENTITY_COLUMNS)), None)]
-    for i, e in enumerate(result.entities):
+    for i, e in enumerate(entities):
         values = [i, e.name, e.entity_type, _shorten(e.description, desc_limit), f"{e.score:.4f}"]
         lines.append((_table_line(values), ("entity", e.key)))
     return lines
+
+
+def community_block(community: Any, desc_limit: int | None = None) -> list[str]:
+    """A community report as the context shows it (and global search reads it): one header line kg-rag writes,
+    then the report's text as quoted data lines (a report's text may hold line breaks; each line is quoted)."""
+    c = community
+    kind = " extractive" if getattr(c, "extractive", False) else ""
+    head = f"community={safe_label(c.id)} level={c.level} rating={c.rating:.1f}{kind} title={safe_label(c.title)}"
+    return [head] + [line for text in c.lines(desc_limit) for line in data_lines(text)]
 
 
 def _community_lines(result: RetrievalResult, desc_limit: int | None) -> list[Line]:
@@ -151,10 +174,9 @@ def _community_lines(result: RetrievalResult, desc_limit: int | None) -> list[Li
         return []
     lines: list[Line] = [(COMMUNITIES_HEADER, None)]
     for c in communities:
-        head = f"community={safe_label(c.id)} level={c.level} rating={c.rating:.1f} title={safe_label(c.title)}"
+        head, *body = community_block(c, desc_limit)
         lines.append((head, ("community", c.id)))
-        for text in c.lines(desc_limit):
-            lines.append((SOURCE_LINE_PREFIX + text, ("community-line", c.id)))
+        lines += [(line, ("community-line", c.id)) for line in body]
     return lines
 
 
@@ -173,25 +195,24 @@ def _section(lines_at: Callable[[int | None], list[Line]], budget: int) -> tuple
     return fitted, sum(count_tokens(line + "\n") for line, _ in fitted)
 
 
-def _source_lines(text: str) -> list[str]:
-    cleaned = "".join(ch if ch.isprintable() or ch == "\n" else " " for ch in text.replace("\t", " "))
-    return [SOURCE_LINE_PREFIX + line.rstrip() for line in cleaned.strip().splitlines() if line.strip()]
+def _source_header(i: int, c: ScoredChunk) -> str:
+    title = c.metadata.get("title", "") if c.metadata else ""
+    doc = f" doc={safe_label(c.doc_id)}" if c.doc_id != c.id else ""  # a corpus passage is its own document
+    head = f"[{i + 1}] chunk={safe_label(c.id)}{doc} score={c.score:.4f}"
+    return head + (f" title={safe_label(title)}" if title else "")
 
 
-def _chunks_section(result: RetrievalResult, budget: int) -> tuple[list[Line], int]:
-    if not result.chunks:
+def _chunks_section(chunks: Sequence[ScoredChunk], budget: int) -> tuple[list[Line], int]:
+    if not chunks:
         return [], 0
     header_cost = count_tokens(SOURCES_HEADER + "\n")
     if header_cost > budget:
         return [], 0
     lines: list[Line] = [(SOURCES_HEADER, None)]
     used = header_cost
-    for i, c in enumerate(result.chunks):
-        title = c.metadata.get("title", "") if c.metadata else ""
-        head = f"[{i + 1}] chunk={safe_label(c.id)} doc={safe_label(c.doc_id)} score={c.score:.4f}"
-        if title:
-            head += f" title={safe_label(title)}"
-        body = _source_lines(c.text)
+    for i, c in enumerate(chunks):
+        head = _source_header(i, c)
+        body = data_lines(c.text)
         head_cost = count_tokens(head + "\n")
         cost = head_cost + sum(count_tokens(b + "\n") for b in body)
         if used + cost <= budget:
@@ -200,7 +221,7 @@ def _chunks_section(result: RetrievalResult, budget: int) -> tuple[list[Line], i
             continue
         room = budget - used - head_cost - 2
         if room >= 16:  # a useful fragment: cut the text, keep the header
-            cut = _source_lines(truncate_to_tokens(c.text, room).rstrip() + "…")
+            cut = data_lines(truncate_to_tokens(c.text, room).rstrip() + "…")
             kept, spent = _fit([(b, ("chunk-text", c.id)) for b in cut], room)
             if kept:
                 lines += [(head, ("chunk", c.id)), *kept]
@@ -209,13 +230,39 @@ def _chunks_section(result: RetrievalResult, budget: int) -> tuple[list[Line], i
     return lines, used
 
 
-SECTION_ORDER = ("paths", "relations", "entities", "communities", "chunks")
+def _within(lines: list[Line], total: int) -> tuple[list[Line], str]:
+    """``lines`` joined, dropping lines from the end while the whole text is over ``total`` tokens (token merges
+    across lines can make the whole differ from the sum of its lines)."""
+    text = "\n".join(line for line, _ in lines)
+    while lines and count_tokens(text) > total:
+        lines = lines[:-1]
+        text = "\n".join(line for line, _ in lines)
+    return lines, text
+
+
+def _tally(out: FormattedContext, lines: list[Line]) -> None:
+    for _, tag in lines:
+        if tag is None:
+            continue
+        kind, value = tag
+        if kind == "relation":
+            out.relations.append(value)
+        elif kind == "path":
+            out.paths.append(int(value))
+        elif kind == "entity":
+            out.entities.append(value)
+        elif kind == "community":
+            out.communities.append(value)
+        elif kind == "chunk":
+            out.chunks.append(value)
 
 
 def format_context(result: RetrievalResult, params: QueryParams | None = None) -> FormattedContext:
     """Assemble the token-budgeted context of a retrieval result (see the module docstring).
 
-    The returned text never exceeds ``params.max_context_tokens`` (tiktoken cl100k_base).
+    The returned text never exceeds ``params.max_context_tokens`` (tiktoken cl100k_base). It is the graph half
+    (``graph_text``: paths, relationships, entities, communities) followed by the Sources section, which
+    :func:`format_sources` can render again for another choice or order of the same passages.
     """
     from kg_rag.query.params import QueryParams
 
@@ -236,7 +283,7 @@ def format_context(result: RetrievalResult, params: QueryParams | None = None) -
         "relations": lambda b: _section(relations_at, b),
         "entities": lambda b: _section(lambda lim: _entity_lines(result, lim), b),
         "communities": lambda b: _section(lambda lim: _community_lines(result, lim), b),
-        "chunks": lambda b: _chunks_section(result, b),
+        "chunks": lambda b: _chunks_section(result.chunks, b),
     }
     unbounded = {name: render(10**9) for name, render in renderers.items()}
     need = {name: full[1] for name, full in unbounded.items()}
@@ -251,26 +298,15 @@ def format_context(result: RetrievalResult, params: QueryParams | None = None) -
     rendered = {  # a section that got all it needs is already rendered
         name: unbounded[name] if alloc[name] >= need[name] else renderers[name](alloc[name]) for name in order
     }
-    lines = [line for name in order for line in rendered[name][0]]
-    text = "\n".join(line for line, _ in lines)
-    while lines and count_tokens(text) > total:  # merges across lines can differ from per-line counts
-        lines.pop()
-        text = "\n".join(line for line, _ in lines)
-    out = FormattedContext(text)
-    for _, tag in lines:
-        if tag is None:
-            continue
-        kind, value = tag
-        if kind == "relation":
-            out.relations.append(value)
-        elif kind == "path":
-            out.paths.append(int(value))
-        elif kind == "entity":
-            out.entities.append(value)
-        elif kind == "community":
-            out.communities.append(value)
-        elif kind == "chunk":
-            out.chunks.append(value)
+    graph_lines = [line for name in order[:-1] for line in rendered[name][0]]
+    lines, text = _within(graph_lines + rendered["chunks"][0], total)
+    out = FormattedContext(
+        text,
+        graph_text="\n".join(line for line, _ in graph_lines),
+        budget=total,
+        sources_budget=alloc["chunks"],
+    )
+    _tally(out, lines)
     out.section_tokens = {name: rendered[name][1] for name in order}
     out.section_tokens["total"] = count_tokens(text)
     typed = sum(1 for r in result.relations if upper_snake(r.relation_type) != "RELATED")
@@ -282,3 +318,29 @@ def format_context(result: RetrievalResult, params: QueryParams | None = None) -
         len(out.paths),
     )
     return out
+
+
+def format_sources(graph_text: str, chunks: Sequence[ScoredChunk], budget: int, sources_budget: int) -> str:
+    """The context for ``graph_text`` (the graph half of a :class:`FormattedContext`) and these passages, in
+    this order, numbered ``[1]``, ``[2]``, ... — what :func:`format_context` gives when they are its result's
+    own chunks, and the same rendering for a reranked, filtered or merged list of them."""
+    graph_lines: list[Line] = [(line, None) for line in graph_text.split("\n")] if graph_text else []
+    _, text = _within(graph_lines + _chunks_section(chunks, sources_budget)[0], budget)
+    return text
+
+
+PASSAGE_PATHS = "Paths (X -[TYPE]-> Y: X is the source, Y the target):"
+PASSAGE_TEXT = "Text:"
+
+
+def render_passage(chunk: ScoredChunk) -> str:
+    """One passage as a model may read it on its own (a Document's ``page_content``): the directed paths of the
+    retrieval that reach it, then its text as quoted data lines, so nothing in the text can pass for a path."""
+    title = chunk.metadata.get("title", "") if chunk.metadata else ""
+    lines = [f"Source: chunk={safe_label(chunk.id)}"]
+    lines[0] += f" doc={safe_label(chunk.doc_id)}" if chunk.doc_id != chunk.id else ""
+    lines[0] += f" title={safe_label(title)}" if title else ""
+    if chunk.paths:
+        lines += [PASSAGE_PATHS, *chunk.paths]
+    lines += [PASSAGE_TEXT, *data_lines(chunk.text)]
+    return "\n".join(lines)

@@ -1,29 +1,35 @@
 """Stage 6: the LangGraph answer graph — retrieve, then answer from the directed typed context.
 
 ``build_answer_graph(retriever, llm)`` compiles ``START -> retrieve -> answer -> END``. The answer node gives
-the chat model the formatted context (paths, relationships table, entities, numbered sources) inside explicit
-delimiters, with a system prompt that explains the notation and says the context is data, not instructions.
-The result carries the documents and paths the model was shown (a token budget may cut some), for citations.
+the chat model the formatted context (paths, relationships table, entities, numbered sources) inside the fence
+every kg-rag output uses (:mod:`kg_rag.context.fence`), with a system prompt that explains the notation and
+says the context is data, not instructions. The result carries the documents and paths the model was shown (a
+token budget may cut some), for citations.
+
+Input is ``{"question": ...}`` (optionally ``"history"``) or, the LangGraph chat convention,
+``{"messages": [...]}`` whose last human message is the question; the answer is appended to ``messages`` as an
+AI message, so with a ``checkpointer`` a thread is a conversation whose earlier turns inform retrieval.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from typing import Any
+from typing import Annotated, Any
 
 from langchain_core.documents import Document
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
+from langgraph.channels import EphemeralValue
+from langgraph.graph.message import add_messages
 from pydantic import BaseModel, Field
 from typing_extensions import NotRequired, TypedDict  # pydantic needs it for the graph's JSON schema on Python < 3.12
 
+from kg_rag.context.fence import fenced
 from kg_rag.errors import KGRagError
 from kg_rag.langchain.retriever import RETRIEVAL_SETTINGS
+from kg_rag.query.history import content_text
 
 logger = logging.getLogger(__name__)
-
-CONTEXT_OPEN = "<context>"
-CONTEXT_CLOSE = "</context>"
 
 ANSWER_SYSTEM_PROMPT = """You answer questions using only the knowledge-graph context given between <context>
 and </context>.
@@ -59,17 +65,23 @@ class ReasonedAnswer(BaseModel):
 
 
 class AnswerInput(TypedDict):
-    """Input of the answer graph: the question and, optionally, earlier turns (folded into retrieval)."""
+    """Input of the answer graph: ``question`` (optionally with ``history``, earlier turns folded into retrieval),
+    or ``messages`` whose last human message is the question (the earlier ones are the history)."""
 
-    question: str
+    question: NotRequired[str]
     history: NotRequired[list[Any]]
+    messages: NotRequired[Annotated[list[AnyMessage], add_messages]]
 
 
 class AnswerState(TypedDict, total=False):
-    """State (and output) of the answer graph. ``documents`` and ``paths`` are what the context showed."""
+    """State (and output) of the answer graph. ``documents`` and ``paths`` are what the context showed.
 
-    question: str
-    history: list[Any]
+    ``question`` and ``history`` belong to one turn (a checkpointed thread does not carry them into the next);
+    ``messages`` is the conversation."""
+
+    question: Annotated[str, EphemeralValue]
+    history: Annotated[list[Any], EphemeralValue]
+    messages: Annotated[list[AnyMessage], add_messages]
     documents: list[Document]
     context: str
     paths: list[str]
@@ -88,25 +100,23 @@ def extract_number(text: str) -> str | None:
     return m.group(0).replace(",", "") if m else None
 
 
-_FENCE_TAG = re.compile(r"<(\s*/?\s*context)", re.IGNORECASE)
-
-
-def fence_safe(text: str) -> str:
-    """``text`` with every ``<context``/``</context`` tag spelling (any case, spaces, line breaks) defused, so
-    the data cannot close (or reopen) its own fence."""
-    return _FENCE_TAG.sub(r"&lt;\1", text)
-
-
-def build_messages(question: str, context: str, *, numeric_only: bool = False, chain_of_thought: bool = False):
-    """System + human messages for the answer model; the context is fenced as data."""
+def build_messages(
+    question: str,
+    context: str,
+    *,
+    numeric_only: bool = False,
+    chain_of_thought: bool = False,
+    conversation: list[Any] | None = None,
+):
+    """System + human messages for the answer model; the context is fenced as data. ``conversation``: earlier
+    turns (human and AI messages) placed between them, so a follow-up question can be read in its thread."""
     system = ANSWER_SYSTEM_PROMPT
     if numeric_only:
         system += "\n" + NUMERIC_INSTRUCTION
     if chain_of_thought:
         system += "\n" + COT_INSTRUCTION
-    safe = fence_safe(context)
-    human = f"{CONTEXT_OPEN}\n{safe}\n{CONTEXT_CLOSE}\n\nQuestion: {question}"
-    return [SystemMessage(content=system), HumanMessage(content=human)]
+    human = f"{fenced(context)}\n\nQuestion: {question}"
+    return [SystemMessage(content=system), *(conversation or []), HumanMessage(content=human)]
 
 
 _DECLINE = re.compile(
@@ -121,6 +131,12 @@ def declines(answer: str) -> bool:
     return not (answer or "").strip() or bool(_DECLINE.search(answer.strip()))
 
 
+def _text(doc: Document) -> str:
+    """The passage text of a Document (kg-rag's carry it in ``metadata["text"]``; ``page_content`` is fenced)."""
+    text = doc.metadata.get("text")
+    return text if isinstance(text, str) else doc.page_content
+
+
 def _citations(answer: str, documents: list[Document]) -> list[dict[str, Any]]:
     """The sources the answer used: those it cites as ``[n]``; without markers, those whose text contains the
     (short) answer; none when it declines. ``documents`` are the sources shown, ``documents[n - 1]`` being
@@ -132,7 +148,7 @@ def _citations(answer: str, documents: list[Document]) -> list[dict[str, Any]]:
     if not cited:
         needle = " ".join(_CITATION.sub("", answer).split()).strip(" .").casefold()
         if needle and len(needle) <= 200:
-            chosen = [d for d in documents if needle in " ".join(d.page_content.split()).casefold()]
+            chosen = [d for d in documents if needle in " ".join(_text(d).split()).casefold()]
     return [
         {
             "chunk_id": d.metadata.get("chunk_id"),
@@ -174,12 +190,86 @@ def _checked_retrieval_kwargs(retriever: Any, retrieval_kwargs: dict[str, Any] |
     return kwargs
 
 
-def _question(state: AnswerState) -> Any:
-    """The input's question (the retriever validates its text), or one clear line instead of a bare KeyError."""
-    question = state.get("question") if isinstance(state, dict) else None
-    if question is None:
-        raise ValueError("the answer graph needs a question: invoke it with {'question': '...'}")
-    return question
+_NO_QUESTION = "the answer graph needs a question: invoke it with {'question': '...'} or {'messages': [...]}"
+
+
+def _turn(state: AnswerState) -> tuple[Any, list[Any] | None, list[AnyMessage]]:
+    """This turn's question, the history retrieval folds in, and the messages to add for it.
+
+    ``question`` wins when given (earlier ``messages`` are then its history, unless ``history`` is given);
+    otherwise the last message must be a human message, and the ones before it are the history."""
+    if not isinstance(state, dict):
+        raise ValueError(_NO_QUESTION)
+    messages = list(state.get("messages") or [])
+    question = state.get("question")
+    if question is not None:
+        history = state.get("history")
+        if not isinstance(question, str):  # the retriever's own one-line error
+            return question, history, []
+        return question, history if history is not None else (messages or None), [HumanMessage(content=question)]
+    if messages and getattr(messages[-1], "type", None) == "human":
+        text = content_text(messages[-1].content)
+        history = state.get("history")
+        return text, history if history is not None else (messages[:-1] or None), []
+    raise ValueError(_NO_QUESTION)
+
+
+def _conversation(messages: list[Any], turns: int) -> list[Any]:
+    """The last ``turns`` exchanges before this turn's question, as plain human/AI messages (tool calls and
+    system messages are not the conversation the answer model needs)."""
+    kept = [
+        type(m)(content=content_text(m.content))
+        for m in messages
+        if isinstance(m, (HumanMessage, AIMessage)) and content_text(m.content).strip()
+    ]
+    return kept[-2 * turns :] if turns > 0 else []
+
+
+def _answer_model(llm: Any, chain_of_thought: bool) -> Any:
+    if not chain_of_thought:
+        return llm
+    try:
+        return llm.with_structured_output(ReasonedAnswer)
+    except NotImplementedError as exc:
+        raise ValueError(f"{type(llm).__name__} has no structured output; chain_of_thought needs it") from exc
+
+
+def _parsed(output: Any, documents: list[Document], *, chain_of_thought: bool, numeric_only: bool) -> dict[str, Any]:
+    """``answer``, ``reasoning`` and ``citations`` from the chat model's output."""
+    if chain_of_thought:
+        if not isinstance(output, ReasonedAnswer):
+            raise AnswerGenerationError("chat model returned no structured {reasoning, answer} output")
+        answer, reasoning = output.answer, output.reasoning
+    else:
+        answer, reasoning = str(getattr(output, "content", output) or ""), None
+    if numeric_only:
+        number = extract_number(answer)
+        if number is None:
+            logger.warning("numeric answer requested but none found in %r", answer[:200])
+        answer = number if number is not None else answer
+    return {"answer": answer, "reasoning": reasoning, "citations": _citations(answer, documents)}
+
+
+def answer_from_result(
+    retriever: Any,
+    llm: Any,
+    question: str,
+    result: Any,
+    *,
+    chain_of_thought: bool = False,
+    numeric_only: bool = False,
+) -> dict[str, Any]:
+    """What the answer graph's answer node gives, for a retrieval already made (``retriever.retrieve(...)``):
+    ``answer``, ``reasoning``, ``citations`` and the ``documents`` the context showed. One retrieval, not two,
+    for callers that also need the full result (``kg-rag query --json``)."""
+    docs = _shown_documents(retriever.to_documents(result), result)
+    messages = build_messages(question, result.context, numeric_only=numeric_only, chain_of_thought=chain_of_thought)
+    try:
+        output = _answer_model(llm, chain_of_thought).invoke(messages, {"run_name": "kg-rag answer"})
+    except Exception as exc:
+        raise AnswerGenerationError(f"chat model failed: {type(exc).__name__}: {exc}") from exc
+    parsed = _parsed(output, docs, chain_of_thought=chain_of_thought, numeric_only=numeric_only)
+    return {**parsed, "documents": docs}
 
 
 def build_answer_graph(
@@ -189,6 +279,7 @@ def build_answer_graph(
     chain_of_thought: bool = False,
     numeric_only: bool = False,
     retrieval_kwargs: dict[str, Any] | None = None,
+    checkpointer: Any = None,
     name: str = "kg-rag answer graph",
 ):
     """Compile the retrieve -> answer LangGraph for an :class:`~kg_rag.retriever.EntityBasedKGRAG`.
@@ -198,32 +289,29 @@ def build_answer_graph(
     ``numeric_only`` asks for a bare number and extracts it. ``retrieval_kwargs`` are default
     :class:`~kg_rag.params.QueryParams` overrides for every call (checked now); per invocation, pass settings in
     ``config={"configurable": {...}}``, which win over these defaults. Invoke with ``{"question": ...}`` (and
-    optionally ``"history"``); sync and async. ``documents`` are the sources the context showed the model;
-    citations are those the answer used (empty when it declines).
+    optionally ``"history"``) or ``{"messages": [...]}``; sync and async. ``documents`` are the sources the context
+    showed the model; citations are those the answer used (empty when it declines); the answer is also appended
+    to ``messages``. ``checkpointer`` (any LangGraph checkpointer) makes each ``thread_id`` a conversation: its
+    earlier turns are folded into retrieval and shown to the answer model.
     """
     from langchain_core.runnables import RunnableConfig, RunnableLambda
     from langgraph.graph import END, START, StateGraph
 
     defaults = _checked_retrieval_kwargs(retriever, retrieval_kwargs)
-    model = llm
-    if chain_of_thought:
-        try:
-            model = llm.with_structured_output(ReasonedAnswer)
-        except NotImplementedError as exc:
-            raise ValueError(f"{type(llm).__name__} has no structured output; chain_of_thought needs it") from exc
+    model = _answer_model(llm, chain_of_thought)
 
-    def _call_kwargs(state: AnswerState, config: RunnableConfig) -> dict[str, Any]:
+    def _call_kwargs(history: list[Any] | None, config: RunnableConfig) -> dict[str, Any]:
         """The build-time defaults this call's ``configurable`` does not set (the retriever reads those itself,
-        but keyword arguments would win over them), plus the input's history."""
+        but keyword arguments would win over them), plus the turn's history."""
         configured = set((config or {}).get("configurable") or {})
         if configured & {"k", "top_k_chunks"}:  # the same setting under two names
             configured |= {"k", "top_k_chunks"}
         call = {k: v for k, v in defaults.items() if k not in configured}
-        if state.get("history") is not None:
-            call["history"] = state["history"]
+        if history is not None:
+            call["history"] = history
         return call
 
-    def _retrieved(result: Any, config: RunnableConfig, call: dict[str, Any]) -> AnswerState:
+    def _retrieved(result: Any, config: RunnableConfig, call: dict[str, Any], question: Any, new: list) -> AnswerState:
         from kg_rag.context import render_path
 
         include = call.get("include_edges", ((config or {}).get("configurable") or {}).get("include_edges"))
@@ -231,35 +319,37 @@ def build_answer_graph(
         formatted = getattr(result, "formatted", None)
         shown = result.paths if formatted is None else [result.paths[i] for i in formatted.paths]
         paths = [render_path(result.names, p) for p in shown]
-        return {"documents": docs, "context": result.context, "paths": paths}
+        out: AnswerState = {"question": question, "documents": docs, "context": result.context, "paths": paths}
+        if new:
+            out["messages"] = new
+        return out
 
     def retrieve(state: AnswerState, config: RunnableConfig) -> AnswerState:
         # through the retriever's own run: its callbacks fire and tracing shows the retrieval step; settings in
         # config["configurable"] (k, max_hops, edge_types, ...) apply to this invocation
-        question, call = _question(state), _call_kwargs(state, config)
-        return _retrieved(retriever.retrieve(question, config=config, **call), config, call)
+        question, history, new = _turn(state)
+        call = _call_kwargs(history, config)
+        return _retrieved(retriever.retrieve(question, config=config, **call), config, call, question, new)
 
     async def aretrieve(state: AnswerState, config: RunnableConfig) -> AnswerState:
-        question, call = _question(state), _call_kwargs(state, config)
-        return _retrieved(await retriever.aretrieve(question, config=config, **call), config, call)
+        question, history, new = _turn(state)
+        call = _call_kwargs(history, config)
+        return _retrieved(await retriever.aretrieve(question, config=config, **call), config, call, question, new)
 
     def _finish(state: AnswerState, output: Any) -> AnswerState:
-        if chain_of_thought:
-            if not isinstance(output, ReasonedAnswer):
-                raise AnswerGenerationError("chat model returned no structured {reasoning, answer} output")
-            answer, reasoning = output.answer, output.reasoning
-        else:
-            answer, reasoning = str(getattr(output, "content", output) or ""), None
-        if numeric_only:
-            number = extract_number(answer)
-            if number is None:
-                logger.warning("numeric answer requested but none found in %r", answer[:200])
-            answer = number if number is not None else answer
-        return {"answer": answer, "reasoning": reasoning, "citations": _citations(answer, state["documents"])}
+        parsed = _parsed(output, state["documents"], chain_of_thought=chain_of_thought, numeric_only=numeric_only)
+        return {"question": state["question"], **parsed, "messages": [AIMessage(content=parsed["answer"])]}
+
+    turns = getattr(getattr(retriever, "params", None), "history_turns", 2)
 
     def _messages(state: AnswerState):
+        earlier = list(state.get("messages") or [])[:-1]  # the last one is this turn's question
         return build_messages(
-            state["question"], state["context"], numeric_only=numeric_only, chain_of_thought=chain_of_thought
+            state["question"],
+            state["context"],
+            numeric_only=numeric_only,
+            chain_of_thought=chain_of_thought,
+            conversation=_conversation(earlier, turns),
         )
 
     def answer(state: AnswerState, config: RunnableConfig) -> AnswerState:
@@ -284,4 +374,4 @@ def build_answer_graph(
     graph.add_edge(START, "retrieve")
     graph.add_edge("retrieve", "answer")
     graph.add_edge("answer", END)
-    return graph.compile(name=name)
+    return graph.compile(checkpointer=checkpointer, name=name)

@@ -22,7 +22,7 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from kg_rag.context import format_context, render_edge, render_path
+from kg_rag.context import format_context
 from kg_rag.index.build import GraphIndex, build_index
 from kg_rag.index.embeddings import model_id
 from kg_rag.model.graph import KnowledgeGraph
@@ -243,9 +243,10 @@ class EntityBasedKGRAG(BaseRetriever):
         result.context, result.section_tokens, result.formatted = formatted.text, formatted.section_tokens, formatted
         return result
 
-    def format_context(self, query: str, **kwargs: Any) -> str:
-        """Just the token-budgeted context string for ``query``."""
-        return self.retrieve(query, **kwargs).context
+    def format_context(self, query: str, config: RunnableConfig | None = None, **kwargs: Any) -> str:
+        """Just the token-budgeted context string for ``query`` (unfenced). ``config`` applies as for
+        :meth:`invoke`, so ``RunnableLambda(retriever.format_context)`` honours ``configurable`` settings."""
+        return self.retrieve(query, config=config, **kwargs).context
 
     # ----------------------------------------------------------- Runnable
     def invoke(self, input: str, config: RunnableConfig | None = None, **kwargs: Any) -> list[Document]:
@@ -263,8 +264,8 @@ class EntityBasedKGRAG(BaseRetriever):
         sink = kwargs.pop(_SINK, None)
         include = kwargs.pop("include_edges", None)
         overrides, history = _split_kwargs(kwargs)
-        result = self._engine.retrieve(query, history=history, **overrides)
-        return self._finish(result, overrides, include, sink)
+        result = self._with_context(self._engine.retrieve(query, history=history, **overrides), overrides)
+        return self._finish(result, include, sink)
 
     async def _aget_relevant_documents(
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
@@ -273,25 +274,35 @@ class EntityBasedKGRAG(BaseRetriever):
         include = kwargs.pop("include_edges", None)
         overrides, history = _split_kwargs(kwargs)
         result = await self._engine.aretrieve(query, history=history, **overrides)
-        if sink is not None:  # formatting counts tokens (tiktoken): off the loop too, like the graph work
-            sink.append(await asyncio.to_thread(self._with_context, result, overrides))
-            return self.to_documents(result, include)
-        return self._finish(result, overrides, include, sink)
+        # formatting counts tokens (tiktoken): off the loop too, like the graph work
+        result = await asyncio.to_thread(self._with_context, result, overrides)
+        return self._finish(result, include, sink)
 
-    def _finish(self, result: RetrievalResult, overrides: dict, include: bool | None, sink: Any) -> list[Document]:
-        if sink is not None:  # retrieve(): the caller wants the whole result, context formatted
-            sink.append(self._with_context(result, overrides))
+    def _finish(self, result: RetrievalResult, include: bool | None, sink: Any) -> list[Document]:
+        if sink is not None:  # retrieve(): the caller wants the whole result
+            sink.append(result)
         else:  # invoke() returns only Documents: the warnings ("no relation type named ...") would be lost
             for warning in result.warnings:
                 logger.warning("%s", warning)
         return self.to_documents(result, include)
 
     def to_documents(self, result: RetrievalResult, include_edges: bool | None = None) -> list[Document]:
-        """Chunks as Documents. Metadata: ids, source, scores, matched entities with their similarity, the
-        rendered paths that reach the chunk and (``include_edges``) the relations touching it."""
+        """Chunks as Documents, best first.
+
+        ``page_content`` is the passage as a model may read it on its own: the directed paths of this retrieval
+        that reach it, then its text as quoted ``| `` lines (so ``retriever | format_docs | prompt | llm`` hands
+        the model the typed paths, and no passage can forge one). Metadata: ``text`` (the passage as stored),
+        ids, source, scores, matched entities with their similarity, ``paths`` (the rendered paths reaching it),
+        ``edges`` (``include_edges``: the relations it states), and ``graph_context`` with ``context_budget``:
+        the graph half of this retrieval's context, from which :func:`kg_rag.format_documents` renders the whole
+        context for any list of these Documents."""
+        from kg_rag.context.format import render_passage
+
         include = self.params.include_edges if include_edges is None else include_edges
         matched = {e.key: e for e in result.entities}
-        steps_of = {render_path(result.names, pa): {s.relation_id for s in pa.steps} for pa in result.paths}
+        formatted = result.formatted
+        graph = formatted.graph_text if formatted is not None else ""
+        budget = {"total": formatted.budget, "sources": formatted.sources_budget} if formatted is not None else None
         docs = []
         for c in result.chunks:
             meta: dict[str, Any] = {
@@ -299,6 +310,7 @@ class EntityBasedKGRAG(BaseRetriever):
                 "chunk_id": c.id,
                 "doc_id": c.doc_id,
                 "source": c.metadata.get("source", c.doc_id),
+                "text": c.text,
                 "score": c.score,
                 "graph_score": c.graph_score,
                 "dense_score": c.dense_score,
@@ -306,14 +318,10 @@ class EntityBasedKGRAG(BaseRetriever):
                     {"name": matched[k].name, "similarity": matched[k].similarity} for k in c.entities if k in matched
                 ],
                 "paths": list(c.paths),
+                "graph_context": graph,
             }
-            on_paths = {rid for text in c.paths for rid in steps_of.get(text, ())}  # a path already shows them
-            relation_lines = [
-                render_edge(r.source, r.relation_type, r.target)
-                for r in result.relations
-                if c.id in r.chunk_ids and r.relation_id not in on_paths
-            ]
-            meta["graph_context"] = "\n".join(dict.fromkeys([*c.paths, *relation_lines])) or "(no graph paths)"
+            if budget is not None:
+                meta["context_budget"] = dict(budget)
             if include:
                 meta["edges"] = [
                     {
@@ -327,5 +335,5 @@ class EntityBasedKGRAG(BaseRetriever):
                     for r in result.relations
                     if c.id in r.chunk_ids
                 ]
-            docs.append(Document(page_content=c.text, metadata=meta, id=c.id))
+            docs.append(Document(page_content=render_passage(c), metadata=meta, id=c.id))
         return docs

@@ -1,0 +1,75 @@
+"""``format_documents``: retrieved Documents -> the one fenced context a model reads (the LangChain layer).
+
+In ``retriever | format_documents | prompt | llm`` (or ``{"context": retriever | format_documents, ...}``) the
+prompt gets what the answer graph and the agent tool give their models: the graph half of the retrieval (directed
+typed paths, the relationships table, entities, community reports) once, then the passages as numbered sources,
+inside ``<context>`` … ``</context>``. Per-call settings reach it through the retriever (``config={"configurable":
+{"k": 1}}`` gives one source), and it renders whatever list it is given: the retriever's own, a reranked or
+filtered one (``ContextualCompressionRetriever``), or one merged with another retriever's Documents (rendered as
+plain sources).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.documents import Document
+from langchain_core.runnables import RunnableLambda
+
+from kg_rag.context.fence import fenced
+from kg_rag.context.format import format_sources
+from kg_rag.query.params import QueryParams
+from kg_rag.query.types import ScoredChunk
+from kg_rag.tokens import count_tokens
+
+
+def _as_chunk(doc: Document) -> ScoredChunk:
+    meta = doc.metadata or {}
+    text = meta.get("text")
+    return ScoredChunk(
+        id=str(meta.get("chunk_id") or doc.id or meta.get("source") or "?"),
+        text=text if isinstance(text, str) else doc.page_content,  # another retriever's Document: its content
+        doc_id=str(meta.get("doc_id") or meta.get("source") or ""),
+        score=float(meta.get("score", 0.0) or 0.0),
+        metadata={"title": meta["title"]} if meta.get("title") else {},
+    )
+
+
+def documents_context(docs: Sequence[Document]) -> str:
+    """The context text (unfenced) for ``docs``: the graph half they carry, once (each distinct one, when they
+    come from several retrievals), then each as a numbered source, within the token budget they were retrieved
+    with. For the Documents of one retrieval, in order, it is exactly that retrieval's ``context``."""
+    if not isinstance(docs, Sequence) or isinstance(docs, (str, bytes)):
+        raise ValueError(f"format_documents takes a list of Documents, got {type(docs).__name__}")
+    bad = [type(d).__name__ for d in docs if not isinstance(d, Document)]
+    if bad:
+        raise ValueError(f"format_documents takes a list of Documents, got a {bad[0]} in it")
+    graphs = [g for g in dict.fromkeys(d.metadata.get("graph_context") or "" for d in docs) if g]
+    budgets = [d.metadata.get("context_budget") for d in docs if isinstance(d.metadata.get("context_budget"), dict)]
+    if budgets:
+        total = min(int(b.get("total", 0)) for b in budgets)
+        sources = min(int(b.get("sources", 0)) for b in budgets)
+    else:  # no kg-rag Documents: the default budget, all of it for the sources
+        total = sources = QueryParams().max_context_tokens
+    if len(graphs) > 1:  # several retrievals: the sources get what their graph halves leave
+        sources = max(0, min(sources, total - count_tokens("\n".join(graphs))))
+
+    return format_sources("\n".join(graphs), [_as_chunk(d) for d in docs], total, sources)
+
+
+def _format(docs: Sequence[Document]) -> str:
+    return fenced(documents_context(docs))
+
+
+class _FormatDocuments(RunnableLambda):
+    """A Runnable that can also be called as a plain function."""
+
+    def __call__(self, docs: Sequence[Document]) -> str:
+        return _format(docs)
+
+
+format_documents: Any = _FormatDocuments(_format, name="kg-rag format documents")
+"""Documents -> the fenced context string (a Runnable; also callable as ``format_documents(docs)``)."""
+
+__all__ = ["documents_context", "format_documents"]

@@ -1,0 +1,25 @@
+"""Issue 26 §3: ``kg-rag query`` answers when a chat model is configured — in ``--json`` too — once per question,
+and ``--no-answer`` stops it."""
+
+from __future__ import annotations
+
+import json
+
+from kg_rag.cli import main
+from kg_rag.store import DirectoryStore
+
+Q = "Who does Lars Eriksen report to?"
+
+
+def test_query_json_carries_the_answer_and_no_answer_leaves_it_out(openai_server, demo_index, tmp_path, capsys):
+    idx = tmp_path / "idx"
+    DirectoryStore(idx).save(demo_index)
+    emb = ["--embeddings", "kg_rag.testing:BagOfWordsEmbeddings"]
+    assert main(["query", str(idx), Q, "--json", *emb]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["answer"].startswith("According to [1]:") and "-[" in payload["answer"]
+    assert payload["citations"] and payload["citations"][0]["chunk_id"] == payload["chunks"][0]["id"]
+    assert len(openai_server.requests) == 1  # one answer, from the one retrieval
+    assert main(["query", str(idx), Q, "--json", "--no-answer", *emb]) == 0
+    assert "answer" not in json.loads(capsys.readouterr().out)
+    assert len(openai_server.requests) == 1
