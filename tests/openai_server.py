@@ -18,6 +18,7 @@ from typing import Any
 EDGE = re.compile(r"^(.*?(?:-\[[A-Z0-9_]+\]->|<-\[[A-Z0-9_]+\]-).*)$", re.M)
 COMMUNITY_REF = re.compile(r"^point score=\d+ communities=([^,\s]+)", re.M)
 REPORT_HEAD = re.compile(r"^community=(\S+) level=\d+ rating=\S+(?: extractive)? title=(.*)$")
+ENTITY_TYPES = re.compile(r"^Allowed entity types: (.*?)\.?$", re.M)
 FACT = re.compile(r"(\w[\w ]*?\w) (supersedes|revokes|reports to) (\w[\w ]*?\w)(?=[.,;]|$)", re.I | re.M)
 
 
@@ -95,7 +96,14 @@ class FakeOpenAI:
 
     @staticmethod
     def extraction(messages: list[dict[str, Any]]) -> dict[str, Any]:
+        """Relations for the "X supersedes/revokes/reports to Y" sentences of the text; entities typed POLICY, or,
+        when the system prompt's "Allowed entity types:" line leaves POLICY out, its first type (so a test sees
+        an extraction schema reach the model)."""
         text = str(messages[-1].get("content", ""))
+        system = str(messages[0].get("content", "")) if len(messages) > 1 else ""
+        allowed = ENTITY_TYPES.search(system)
+        listed = [t.split(" (")[0].strip() for t in allowed.group(1).split(", ")] if allowed else []
+        entity_type = "POLICY" if not listed or "POLICY" in listed else listed[0]
         relations, names = [], []
         for src, verb, tgt in FACT.findall(text):
             rtype = verb.upper().replace(" ", "_")
@@ -110,7 +118,7 @@ class FakeOpenAI:
                 }
             )
             names += [src, tgt]
-        entities = [{"name": n, "type": "POLICY", "description": ""} for n in dict.fromkeys(names)]
+        entities = [{"name": n, "type": entity_type, "description": ""} for n in dict.fromkeys(names)]
         return {"entities": entities, "relations": relations}
 
     @staticmethod

@@ -58,7 +58,16 @@ def _print_answer_or_context(retriever: Any, question: str, result: Any, llm: An
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    """Write the demo corpus, index it with the local model, and answer a few directional questions."""
+    """Write the demo corpus, index it with the local model, and answer a few directional questions. Without
+    ``--out`` everything goes to a temporary folder that is removed when the demo ends (also on an error)."""
+    _check_store_args(args)
+    if args.out:
+        return _run_demo(args, Path(args.out), kept=True)
+    with tempfile.TemporaryDirectory(prefix="kg-rag-demo-", ignore_cleanup_errors=True) as folder:
+        return _run_demo(args, Path(folder), kept=False)
+
+
+def _run_demo(args: argparse.Namespace, out: Path, *, kept: bool) -> int:
     from kg_rag.index.build import build_index
     from kg_rag.ingest.extraction_file import import_extraction_file
     from kg_rag.langchain.chat import chat_model_configured, default_chat_model
@@ -67,8 +76,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from kg_rag.model.graph import KnowledgeGraph
     from kg_rag.store import DirectoryStore
 
-    _check_store_args(args)
-    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="kg-rag-demo-"))
     graph_file = write_demo_corpus(out)
     kg = KnowledgeGraph()
     report = import_extraction_file(kg, graph_file)
@@ -99,11 +106,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
     else:
         store = DirectoryStore(out / "index")
         where = str(out / "index")
+    retriever = None
     try:
         with store.writing():
             store.save(index)
         stats = stats_payload(store.stats())
         print(f"demo corpus: {out / 'docs'} ({stats['documents']} documents); graph: {graph_file}")
+        if not kept:
+            print("(a temporary folder, removed when the demo ends; --out DIR keeps the corpus and the index)")
         print(
             f"index: {where} — {stats['entities']} entities, {stats['relations']} relations, "
             f"{len(stats['relation_types'])} relation types, {community_stats.communities} communities "
@@ -124,9 +134,18 @@ def cmd_demo(args: argparse.Namespace) -> int:
                 print(f"    {c.score:7.3f}  {c.id}  {title}")
             _print_answer_or_context(retriever, question, result, llm)
     finally:
+        if retriever is not None:
+            _close(retriever)
         if server is not None:
             server.stop()
     return 0
+
+
+def _close(retriever: Any) -> None:
+    """Let go of the index before its temporary folder is removed (a database connection, open files)."""
+    close = getattr(getattr(retriever, "backend", None), "close", None)
+    if callable(close):
+        close()
 
 
 def add_parsers(sub) -> None:

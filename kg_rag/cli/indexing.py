@@ -65,6 +65,11 @@ def cmd_index(args: argparse.Namespace) -> int:
         raise CLIError("--out is empty")
     if args.docs and not Path(args.docs).exists():
         raise CLIError(f"--docs {args.docs}: no such file or folder")
+    from kg_rag.cli.planning import check_planning_args, dry_run
+
+    schema = check_planning_args(args)
+    if args.dry_run:
+        return dry_run(args, schema)
     inputs = _read_inputs(args)
     progress = not args.quiet
     extractor = None
@@ -76,6 +81,7 @@ def cmd_index(args: argparse.Namespace) -> int:
             default_chat_model(args.chat_model, timeout=args.llm_timeout),
             max_concurrency=args.max_concurrency,
             max_retries=args.llm_retries,
+            **(schema.extractor_kwargs() if schema is not None else {}),
         )
     # an index already there keeps its own model unless another is named (--update: must be the same one);
     # that is decided once it is loaded, under the writer lock. A new index defaults to local.
@@ -139,10 +145,12 @@ def _index_locked(args, store, embeddings, extractor, progress, inputs: dict[str
 
         import_extraction_file(kg, inputs["extractions"], report=report, source=args.extractions)
     else:
-        from kg_rag.ingest.documents import load_documents
+        from kg_rag.cli.planning import guard_documents, load_input_documents
         from kg_rag.ingest.pipeline import index_documents
 
-        documents = load_documents(args.docs, prefix=args.doc_prefix, follow_links=args.follow_links, report=report)
+        documents = load_input_documents(args, report)
+        if old is not None and not args.update and documents:  # before any chat call: a refused run costs nothing
+            guard_documents(args, old.kg, documents)
         changes = index_documents(
             kg,
             documents,
@@ -157,6 +165,10 @@ def _index_locked(args, store, embeddings, extractor, progress, inputs: dict[str
         print(changes.summary())
         for line in changes.failure_lines():
             print(f"  {line}")
+        if changes.removed:
+            from kg_rag.ingest.reindex import named
+
+            print(f"  deleted {named(changes.removed)}")
         if extractor is not None:
             from kg_rag.ingest.extract import usage_summary
 
@@ -167,6 +179,10 @@ def _index_locked(args, store, embeddings, extractor, progress, inputs: dict[str
             return 1
 
     _refuse_empty(args, kg, report, skipped_before, old)
+    if old is not None and not args.update and not args.docs:
+        from kg_rag.cli.planning import guard_import
+
+        guard_import(args, old.kg, kg)
     cache = old.cache() if old is not None else None
     index = build_index(
         kg, embeddings, type_prefix=not args.no_type_prefix, cache=cache, report=report, progress=progress
@@ -353,7 +369,28 @@ def add_parsers(sub) -> None:
     p = sub.add_parser("index", help="build (or --update) an index directory")
     p.add_argument("--openie", help="OpenIE JSON in HippoRAG format (docs[*].extracted_triples)")
     p.add_argument("--corpus", help="corpus JSON [{title, text}] matching --openie")
-    p.add_argument("--docs", help="file or folder of .txt/.md/.pdf to extract with the configured chat model")
+    p.add_argument(
+        "--docs",
+        help="file or folder to extract with the configured chat model: .txt/.md/.rst, .pdf (pypdf), .html "
+        "(BeautifulSoup + markdownify), .docx (python-docx), .csv/.tsv; other files are counted and named",
+    )
+    p.add_argument(
+        "--schema",
+        default=None,
+        help="with --docs: extraction schema file (.yaml/.toml/.json): entity_types, relation_types with their "
+        "meanings, system_prompt (see the README)",
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="with --docs: print the documents, chunks, chat calls and estimated tokens, then stop (no chat call, "
+        "nothing written)",
+    )
+    p.add_argument(
+        "--delete-others",
+        action="store_true",
+        help="without --update: let the rebuild delete documents of other sources (refused, naming them, otherwise)",
+    )
     p.add_argument("--extractions", help="saved extraction file (kg-rag-extractions format)")
     p.add_argument("--out", required=True, help="index directory (or postgresql:// URI) to write")
     p.add_argument("--wait", type=seconds, default=None, help="seconds to wait for another writer (default 60)")

@@ -20,6 +20,11 @@ _LAZY = {
     "LLMExtractor": "kg_rag.ingest.extract",
     "apply_extraction": "kg_rag.ingest.extract",
     "import_extraction_file": "kg_rag.ingest.extraction_file",
+    "ExtractionSchema": "kg_rag.ingest.schema",
+    "load_schema": "kg_rag.ingest.schema",
+    "estimate_extraction": "kg_rag.ingest.cost",
+    "index_documents": "kg_rag.ingest.pipeline",
+    "aindex_documents": "kg_rag.ingest.pipeline",
 }
 
 

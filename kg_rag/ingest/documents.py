@@ -1,4 +1,10 @@
-"""Loading text / markdown / PDF files and splitting them into token-sized chunks.
+"""Loading text, Markdown, PDF, HTML, Word and CSV files and splitting them into token-sized chunks.
+
+Formats, by file suffix, and what reads them: ``.txt .md .markdown .rst .text`` — decoded as below; ``.pdf`` —
+``pypdf`` (one Document per page); ``.html .htm .xhtml`` — BeautifulSoup + ``markdownify``; ``.docx`` —
+``python-docx``; ``.csv .tsv`` — Python's ``csv`` module (see :mod:`kg_rag.ingest.formats`). Any other file is
+not read but **counted and named** (``unsupported_format``), as are hidden files and folders (``hidden``: names
+starting with a dot, such as ``.git``), so nothing in a folder is passed over in silence.
 
 Document ids are the file's path relative to the folder *including the folder's own name*
 (``policies/old.md`` for ``--docs ./policies``), so two folders with a ``README.md`` never collide and ids are
@@ -17,11 +23,13 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
 from langchain_core.documents import Document
 
+from kg_rag.ingest.formats import CSV_SUFFIXES, DOCX_SUFFIXES, HTML_SUFFIXES, read_csv, read_docx, read_html
 from kg_rag.ingest.report import IngestReport
 from kg_rag.model.records import Chunk
 from kg_rag.tokens import ENCODING_NAME, count_tokens
@@ -30,7 +38,15 @@ logger = logging.getLogger(__name__)
 
 TEXT_SUFFIXES = {".txt", ".md", ".markdown", ".rst", ".text"}
 PDF_SUFFIXES = {".pdf"}
-SUPPORTED_SUFFIXES = TEXT_SUFFIXES | PDF_SUFFIXES
+SUPPORTED_SUFFIXES = TEXT_SUFFIXES | PDF_SUFFIXES | HTML_SUFFIXES | DOCX_SUFFIXES | CSV_SUFFIXES
+FORMATS = {
+    "text": "decoded text (UTF-8/16/32, else charset-normalizer)",
+    "pdf": "pypdf",
+    "html": "BeautifulSoup + markdownify",
+    "docx": "python-docx",
+    "csv": "Python's csv module",
+}
+"""Which library reads which kind of file (what ``kg-rag index --help`` and the README say)."""
 MAX_FILE_BYTES = 200 << 20
 """Larger files are skipped (counted as ``too_large``)."""
 
@@ -50,20 +66,25 @@ def load_documents(
     in ``report`` (skipped, by reason, with the file named) and never stop the folder; only "nothing usable
     here" raises (``FileNotFoundError`` / ``ValueError`` naming the path).
     """
+    caller_report = report is not None
     report = report if report is not None else IngestReport()
     root = Path(path)
     if not root.exists():
         raise FileNotFoundError(f"{root}: no such file or folder")
     resolved_root = root.resolve()
+    unsupported: list[Path] = []
     if root.is_file():
-        files = [root]
+        files = [root] if root.suffix.lower() in SUPPORTED_SUFFIXES else []
+        unsupported = [] if files else [root]
         base = root.parent
-        label = prefix if prefix is not None else (root.resolve().parent.name or "")
     else:
-        pattern = "**/*" if recursive else "*"
-        files = sorted(p for p in root.glob(pattern) if p.suffix.lower() in SUPPORTED_SUFFIXES)
+        files, unsupported = _folder_files(root, recursive, report)
         base = root
-        label = prefix if prefix is not None else (resolved_root.name or "docs")
+    label = document_label(root, prefix)
+    for file in unsupported:
+        report.skip("unsupported_format", example=_path_text(file))
+    if unsupported:  # named in the report when there is one (the CLI prints it), else in the log
+        (logger.info if caller_report else logger.warning)("%s: %s", root, _unsupported_summary(unsupported))
     docs: list[Document] = []
     usable = 0
     for file in files:
@@ -96,23 +117,110 @@ def load_documents(
             docs.extend(pages)
             usable += bool(pages)
             continue
-        text = decode_text(raw)
-        if text is None:
-            report.skip("binary_file", example=str(file))
-            logger.warning("%s: looks like binary data, not text; skipped", file)
+        loaded = _load_other(file, suffix, raw, report)
+        if loaded is None:
             continue
+        text, title = loaded
         if not text.strip():
             report.skip("empty_file", example=str(file))
             continue
-        docs.append(
-            Document(page_content=text, metadata={"doc_id": doc_id, "source": _path_text(file), "content_hash": digest})
-        )
+        metadata = {"doc_id": doc_id, "source": _path_text(file), "content_hash": digest}
+        if title:
+            metadata["title"] = title
+        docs.append(Document(page_content=text, metadata=metadata))
         usable += 1
     if not files:
-        raise ValueError(f"{root}: no .txt, .md or .pdf files found")
+        found = f"; {_unsupported_summary(unsupported)}" if unsupported else ""
+        raise ValueError(f"{root}: no {_suffix_list()} files found{found}")
     if not usable and not docs:
         logger.warning("%s: no readable text in %d file(s)", root, len(files))
     return docs
+
+
+def document_label(path: str | Path, prefix: str | None = None) -> str:
+    """The first part of the ids of the documents loaded from ``path``: ``prefix``, else the folder's name (a
+    file's own folder for a file)."""
+    if prefix is not None:
+        return prefix
+    root = Path(path)
+    if root.is_file():
+        return root.resolve().parent.name or ""
+    return root.resolve().name or "docs"
+
+
+def document_ids_scope(path: str | Path, prefix: str | None = None):
+    """Which document ids loading ``path`` can produce: a predicate. For a folder, every id under its label
+    (``policies/...``); for a file, that file's id only. Used to tell the documents of this input from those
+    of other sources when a re-index would delete some (:mod:`kg_rag.ingest.reindex`)."""
+    root = Path(path)
+    label = document_label(root, prefix)
+    if root.is_file():
+        own = f"{label}/{_path_text(root.name)}" if label else _path_text(root.name)
+        return lambda doc_id: doc_id == own
+    start = f"{label}/" if label else ""
+    return lambda doc_id: doc_id.startswith(start)
+
+
+def _folder_files(root: Path, recursive: bool, report: IngestReport) -> tuple[list[Path], list[Path]]:
+    """(supported files, unsupported files) under ``root``, sorted. Hidden entries (``.git``, ``.DS_Store``)
+    are not entered or read, only counted; links to folders are not followed (as before)."""
+    files: list[Path] = []
+    unsupported: list[Path] = []
+    for folder, dirnames, filenames in os.walk(root):
+        here = Path(folder)
+        if not recursive:
+            dirnames[:] = []
+        for name in sorted(d for d in dirnames if d.startswith(".")):
+            report.skip("hidden", example=_path_text(here / name) + "/")
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        links = [d for d in dirnames if (here / d).is_symlink()]  # os.walk lists them but does not enter them
+        for name in [*filenames, *links]:
+            file = here / name
+            if name.startswith("."):
+                report.skip("hidden", example=_path_text(file))
+            elif name in links or file.suffix.lower() in SUPPORTED_SUFFIXES:
+                files.append(file)
+            else:
+                unsupported.append(file)
+    return sorted(files), sorted(unsupported)
+
+
+def _suffix_list() -> str:
+    shown = [".txt", ".md", ".pdf", ".html", ".docx", ".csv"]
+    return ", ".join(shown[:-1]) + f" or {shown[-1]}"
+
+
+def _unsupported_summary(files: list[Path]) -> str:
+    by_suffix = Counter(file.suffix.lower() or "no suffix" for file in files)
+    kinds = ", ".join(f"{n} {s}" for s, n in sorted(by_suffix.items(), key=lambda kv: (-kv[1], kv[0])))
+    named = ", ".join(_path_text(f) for f in files[:5]) + (" ..." if len(files) > 5 else "")
+    return f"{len(files)} unsupported file(s) not read ({kinds}): {named}"
+
+
+def _load_other(file: Path, suffix: str, raw: bytes, report: IngestReport) -> tuple[str, str | None] | None:
+    """Text (and a title) of a text, HTML, Word or CSV file; ``None`` when it was skipped (counted, named)."""
+    try:
+        if suffix in HTML_SUFFIXES:
+            return read_html(raw)
+        if suffix in DOCX_SUFFIXES:
+            return read_docx(raw)
+    except ValueError as exc:
+        report.skip("unreadable", example=f"{file}: {exc}")
+        logger.warning("%s: %s; skipped", file, exc)
+        return None
+    text = decode_text(raw)
+    if text is None:
+        report.skip("binary_file", example=str(file))
+        logger.warning("%s: looks like binary data, not text; skipped", file)
+        return None
+    if suffix in CSV_SUFFIXES:
+        try:
+            return read_csv(text, suffix)
+        except ValueError as exc:
+            report.skip("unreadable", example=f"{file}: {exc}")
+            logger.warning("%s: %s; skipped", file, exc)
+            return None
+    return text, None
 
 
 def _inside(file: Path, root: Path, follow_links: bool, report: IngestReport) -> bool:

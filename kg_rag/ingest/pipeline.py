@@ -2,8 +2,8 @@
 
 * A document is identified by its id; one seen again **replaces** its earlier version (what the old version
   said and the new one does not is forgotten).
-* A document whose content hash and chunking are unchanged is **not re-extracted** (no LLM calls); only its
-  chunks whose extraction failed earlier are tried again.
+* A document whose content hash, chunking and extraction schema are unchanged is **not re-extracted** (no LLM
+  calls); only its chunks whose extraction failed earlier are tried again.
 * A changed document's new extraction replaces the old version **only when every chunk succeeded**; otherwise
   the old version stays and the failure is reported. A new document whose extraction partly failed is added
   with its chunks (so dense and lexical search find it) and the failed chunks are recorded for a later retry.
@@ -111,8 +111,11 @@ def plan_documents(
     chunk_size: int = 512,
     chunk_overlap: int = 24,
     sync: bool = False,
+    schema_key: str | None = None,
 ) -> _Plan:
-    """Decide, without touching ``kg``, which documents are new, changed or unchanged and what to extract."""
+    """Decide, without touching ``kg``, which documents are new, changed or unchanged and what to extract.
+    ``schema_key`` (:meth:`~kg_rag.ingest.schema.ExtractionSchema.key`): a document extracted under another
+    schema is extracted again."""
     from kg_rag.ingest.documents import split_documents
 
     chunking = f"{chunk_size}/{chunk_overlap}"
@@ -132,6 +135,7 @@ def plan_documents(
                 and old.content_hash == entry["hash"]
                 and old.metadata.get("chunking") == chunking
                 and (old.metadata.get("extracted", True) or not extract)
+                and (not extract or old.metadata.get("schema") == schema_key)
             )
             if same:
                 changes.unchanged.append(doc_id)
@@ -144,6 +148,7 @@ def plan_documents(
     for entry in grouped.values():
         entry["chunking"] = chunking
         entry["extracted"] = extract
+        entry["schema"] = schema_key if extract else None
     changes.chunks_retried = len(retry)
     return _Plan(changed, grouped, retry, changes)
 
@@ -187,7 +192,11 @@ def commit_documents(
                 doc_id,
                 source=None if entry["source"] is None else str(entry["source"]),
                 content_hash=entry["hash"],
-                metadata={"chunking": entry["chunking"], "extracted": entry["extracted"]},
+                metadata={
+                    "chunking": entry["chunking"],
+                    "extracted": entry["extracted"],
+                    **({"schema": entry["schema"]} if entry.get("schema") else {}),
+                },
             )
             fragment_report = IngestReport()
             for chunk in chunks:
@@ -228,6 +237,11 @@ def forget_documents(kg: KnowledgeGraph, doc_ids: Sequence[str], report: IngestR
         return kg.remove_documents(doc_ids)
 
 
+def _schema_key(extractor: Any) -> str | None:
+    schema = getattr(extractor, "schema", None)
+    return schema.key() if schema is not None else None
+
+
 def _first_error(error: BaseException | str) -> str:
     text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
     line = text.strip().splitlines()[0] if text.strip() else text
@@ -258,6 +272,7 @@ def index_documents(
         chunk_size=chunk_size,
         chunk_overlap=chunk_overlap,
         sync=sync,
+        schema_key=_schema_key(extractor),
     )
     run = extractor.extract(plan.to_extract, progress=progress, config=config) if extractor is not None else None
     return commit_documents(kg, plan, run, report, extractor)
@@ -285,6 +300,7 @@ async def aindex_documents(
         chunk_size=chunk_size,
         chunk_overlap=chunk_overlap,
         sync=sync,
+        schema_key=_schema_key(extractor),
     )
     run = None
     if extractor is not None:

@@ -8,6 +8,18 @@ from typing import Any
 
 from kg_rag.model.schema import clean_text, name_problem, shown_name
 
+FILE_REASONS = {
+    "unsupported_format": "unsupported format",
+    "hidden": "hidden",
+    "binary_file": "binary data",
+    "empty_file": "no text",
+    "unreadable": "unreadable",
+    "too_large": "too large",
+    "broken_link": "broken link",
+    "link_outside_folder": "link out of the folder",
+}
+"""Why a file was not read (skip reasons recorded by :func:`~kg_rag.ingest.documents.load_documents`)."""
+
 
 @dataclass
 class IngestReport:
@@ -52,6 +64,21 @@ class IngestReport:
         bucket = self.examples.setdefault(reason, [])
         if len(bucket) < self.MAX_EXAMPLES and text not in bucket:
             bucket.append(text)
+
+    def file_lines(self, limit: int = 10) -> list[str]:
+        """One line per reason files were not read, counting and naming them (``limit`` names each; the report
+        keeps at most :attr:`MAX_EXAMPLES`)."""
+        lines = []
+        for reason, label in FILE_REASONS.items():
+            n = self.skipped.get(reason, 0)
+            if not n:
+                continue
+            names = self.examples.get(reason, [])[:limit]
+            more = n - len(names)
+            shown = ", ".join(names) + (f" ... and {more} more" if more > 0 and names else "")
+            noun = ("entry", "entries") if reason == "hidden" else ("file", "files")  # hidden: folders too
+            lines.append(f"not read ({label}): {n} {noun[n != 1]}" + (f": {shown}" if shown else ""))
+        return lines
 
     def add_usage(self, usage: dict[str, int]) -> None:
         self.usage.update({k: int(v) for k, v in usage.items()})

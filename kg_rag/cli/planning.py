@@ -1,0 +1,157 @@
+"""What ``kg-rag index`` will do, said before it does it: the schema file, the re-index guard, the files it
+does not read, and ``--dry-run`` (documents, chunks, chat calls and tokens, with no call and no write)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from kg_rag.cli.common import CLIError
+
+
+def check_planning_args(args: argparse.Namespace) -> Any:
+    """Flags that only mean something together, checked before any work; returns the extraction schema read
+    from ``--schema`` (``None`` without it)."""
+    if args.schema and not args.docs:
+        raise CLIError("--schema is for --docs (the only input a chat model extracts)")
+    if args.schema and args.no_extract:
+        raise CLIError("--schema has no effect with --no-extract: drop one of them")
+    if args.delete_others and args.update:
+        raise CLIError("--delete-others is for a rebuild without --update (--update deletes nothing)")
+    if args.dry_run and not args.docs:
+        raise CLIError(
+            "--dry-run estimates the extraction of --docs; --openie, --corpus and --extractions call no chat model"
+        )
+    if not args.schema:
+        return None
+    from kg_rag.ingest.schema import load_schema
+
+    return load_schema(args.schema)
+
+
+def load_input_documents(args: argparse.Namespace, report: Any) -> list[Any]:
+    """``--docs``' documents; the files not read are counted into ``report`` and printed with their names, before
+    anything is extracted."""
+    from kg_rag.ingest.documents import load_documents
+    from kg_rag.ingest.report import IngestReport
+
+    loaded = IngestReport()
+    documents = load_documents(args.docs, prefix=args.doc_prefix, follow_links=args.follow_links, report=loaded)
+    for line in loaded.file_lines():
+        print(line)
+    report.merge(loaded)
+    return documents
+
+
+def guard_documents(args: argparse.Namespace, stored: Any, documents: list[Any]) -> Any:
+    """Refuse (one line naming them) a rebuild from ``--docs`` that would delete documents of other sources,
+    unless ``--delete-others``; returns the :class:`~kg_rag.ingest.reindex.Deletions`."""
+    from kg_rag.ingest.documents import document_ids_scope
+
+    incoming = [str((d.metadata or {}).get("doc_id")) for d in documents]
+    return _check(args, stored, incoming, document_ids_scope(args.docs, args.doc_prefix), args.docs)
+
+
+def guard_import(args: argparse.Namespace, stored: Any, built: Any) -> Any:
+    """The same guard for a rebuild from ``--corpus``/``--openie`` or ``--extractions``: a stored document
+    belongs to the input when it records that file's path."""
+    from kg_rag.ingest.reindex import file_scope
+
+    owns = file_scope(stored.docs, args.corpus, args.openie, args.extractions)
+    what = args.extractions or args.corpus or args.openie
+    return _check(args, stored, built.documents(), owns, what)
+
+
+def _check(args: argparse.Namespace, stored: Any, incoming: list[str], owns: Any, what: str) -> Any:
+    from kg_rag.ingest.reindex import ReindexRefused, check_reindex
+
+    try:
+        return check_reindex(
+            stored.documents(), incoming, owns, confirmed=args.delete_others, where=args.out, what=what
+        )
+    except ReindexRefused as exc:
+        raise CLIError(str(exc)) from None
+
+
+def chat_model_name(args: argparse.Namespace) -> str:
+    from kg_rag.langchain.chat import DEFAULT_CHAT_MODEL
+
+    return args.chat_model or os.environ.get("KG_RAG_CHAT_MODEL") or DEFAULT_CHAT_MODEL
+
+
+def dry_run(args: argparse.Namespace, schema: Any) -> int:
+    """Load and plan exactly as the run would (the index at ``--out`` read, not locked or written), print what it
+    would extract and what that costs, and stop. No chat model is needed or called. Exits 2 when the run
+    itself would be refused (the re-index guard), after printing the estimate."""
+    from kg_rag.ingest.cost import estimate_extraction
+    from kg_rag.ingest.pipeline import plan_documents
+    from kg_rag.ingest.reindex import named
+    from kg_rag.ingest.report import IngestReport
+    from kg_rag.ingest.schema import ExtractionSchema
+    from kg_rag.model.graph import KnowledgeGraph
+
+    old = _read_existing(args)
+    kg = old.kg if old is not None else KnowledgeGraph()
+    report = IngestReport.from_dict(old.report.to_dict()) if old is not None else IngestReport()
+    print("dry run: nothing is sent to a chat model and nothing is written")
+    documents = load_input_documents(args, IngestReport())
+    extract = not args.no_extract
+    schema = schema or ExtractionSchema()
+    plan = plan_documents(
+        kg,
+        documents,
+        report,
+        extract=extract,
+        chunk_size=args.chunk_size,
+        chunk_overlap=args.chunk_overlap,
+        sync=not args.update,
+        schema_key=schema.key() if extract else None,
+    )
+    stored = set(kg.documents())
+    new = [d for d in plan.changed if d not in stored]
+    again = len(plan.changed) - len(new)
+    line = f"documents: {len(new)} new, {again} changed, {len(plan.changes.unchanged)} unchanged"
+    if again:
+        line += " (changed: new content, or indexed with another chunking or schema)"
+    if plan.changes.removed:
+        line += f"; {len(plan.changes.removed)} to delete: {named(plan.changes.removed)}"
+    print(line)
+    if not extract:
+        print(f"chunks: {sum(map(len, plan.changed.values()))} to embed; no chat calls (--no-extract)")
+    else:
+        estimate = estimate_extraction(
+            plan.to_extract,
+            schema=schema,
+            model=chat_model_name(args),
+            max_retries=args.llm_retries,
+            history=report.usage,
+        )
+        if not plan.to_extract:
+            print("chunks to extract: 0; no chat calls")
+        else:
+            for text in estimate.lines():
+                print(text)
+            if plan.retry:
+                print(f"(the chunks include {len(plan.retry)} whose extraction failed earlier, tried again)")
+    if old is not None and not args.update and documents:  # no document at all: the run refuses that instead
+        guard_documents(args, kg, documents)
+    return 0
+
+
+def _read_existing(args: argparse.Namespace) -> Any:
+    from kg_rag.errors import KGRagError
+    from kg_rag.store import open_store
+
+    store = open_store(args.out)
+    if not store.exists():
+        if args.update:
+            raise CLIError(f"{args.out}: --update needs an existing index there")
+        return None
+    try:
+        return store.load()
+    except (KGRagError, ValueError) as exc:
+        if args.update:
+            raise CLIError(f"{args.out}: the index to update is unreadable ({exc})") from exc
+        print(f"note: the index at {args.out} is unreadable ({exc}); the run would build it from scratch")
+        return None
