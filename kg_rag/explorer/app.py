@@ -104,6 +104,11 @@ def create_app(retriever: Any, *, title: str = "kg-rag explorer") -> FastAPI:
         logger.exception("explorer request failed")
         return error(500, f"internal error: {type(exc).__name__}: {exc}")
 
+    def current() -> None:
+        """Follow a directory index to its newest generation (one small file read when nothing changed;
+        PostgreSQL reads the newest committed version anyway)."""
+        retriever.refresh()
+
     def settings_of(body: Filters) -> tuple[dict[str, Any], Any]:
         settings = body.settings()
         return settings, retriever.params_for(**settings)  # ValueError (one line) for a bad value
@@ -114,6 +119,7 @@ def create_app(retriever: Any, *, title: str = "kg-rag explorer") -> FastAPI:
 
     @app.get("/api/overview")
     def get_overview() -> JSONResponse:
+        current()
         return JSONResponse(views.overview(retriever.backend))
 
     @app.get("/api/search")
@@ -125,6 +131,7 @@ def create_app(retriever: Any, *, title: str = "kg-rag explorer") -> FastAPI:
 
     @app.post("/api/query")
     def query(body: QuestionRequest) -> JSONResponse:
+        current()
         try:
             settings, _ = settings_of(body)
             return JSONResponse(views.question_view(retriever, body.question, settings))
@@ -133,6 +140,7 @@ def create_app(retriever: Any, *, title: str = "kg-rag explorer") -> FastAPI:
 
     @app.post("/api/entity")
     def entity(body: EntityRequest) -> JSONResponse:
+        current()
         try:
             _, params = settings_of(body)
             return JSONResponse(views.entity_view(retriever.backend, body.entity, params))

@@ -173,3 +173,23 @@ def test_every_view_is_bounded_on_a_large_synthetic_graph():
         assert weights == sorted(weights, reverse=True)
         q = c.post("/api/query", json={"question": f"What is {hub} related to?", "max_hops": 4}).json()
         assert 0 < len(q["edges"]) <= MAX_VIEW_EDGES
+
+
+def test_the_explorer_follows_a_rebuilt_directory_index(demo_index, tmp_path):
+    """A running explorer reads the newest generation a writer saved (no restart)."""
+    from kg_rag import KnowledgeGraph, build_index
+
+    folder = tmp_path / "idx"
+    save_index(demo_index, folder)
+    emb = BagOfWordsEmbeddings()
+    with TestClient(create_app(EntityBasedKGRAG.from_index(folder, emb))) as c:
+        assert c.get("/api/overview").json()["counts"]["relations"] == 28
+        kg = KnowledgeGraph()
+        kg.merge(demo_index.kg)
+        kg.add_relation("Directive 2024-01", "Directive 2023-07", "SUPERSEDES", evidence="2024-01 supersedes 2023-07")
+        save_index(build_index(kg, emb), folder)
+        assert c.get("/api/overview").json()["counts"]["relations"] == 29
+        view = c.post("/api/entity", json={"entity": "Directive 2023-07"}).json()
+        assert ("Directive 2024-01", "SUPERSEDES") in {
+            (e["source_name"], e["relation_type"]) for e in view["entity"]["in_edges"]
+        }
