@@ -4,6 +4,7 @@ waiting until it answers, and a small MuSiQue slice indexed with bag-of-words em
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 import os
 import signal
@@ -19,6 +20,13 @@ from pathlib import Path
 
 BOW = "kg_rag.testing:BagOfWordsEmbeddings"
 """The ``--embeddings`` spec of the bag-of-words test embeddings (fast, deterministic, no model download)."""
+
+
+def folder_digest(folder: Path) -> dict[str, str]:
+    """sha256 of every file under ``folder`` (to show that nothing was written there)."""
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.rglob("*") if p.is_file()
+    }
 
 
 def free_port() -> int:

@@ -3,7 +3,6 @@ bounded, bad input is a 4xx with one line, and nothing is written to the index."
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import pytest
@@ -17,13 +16,9 @@ from kg_rag.explorer import MAX_VIEW_EDGES  # noqa: E402
 from kg_rag.explorer.app import create_app  # noqa: E402
 from kg_rag.testing import BagOfWordsEmbeddings  # noqa: E402
 
+from ..serving_support import folder_digest  # noqa: E402
+
 QUESTION = "What superseded Directive 2019-03?"
-
-
-def digest(folder: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.rglob("*") if p.is_file()
-    }
 
 
 @pytest.fixture(scope="module")
@@ -144,13 +139,13 @@ def test_bad_input_is_a_4xx_with_one_line(client, method, url, body, status, mes
 
 
 def test_huge_or_broken_bodies_are_refused_and_the_server_keeps_serving(client, index_dir):
-    before = digest(index_dir)
+    before = folder_digest(index_dir)
     huge = client.post("/api/query", content=b"x" * 200_000, headers={"content-type": "application/json"})
     assert huge.status_code == 413 and "too large" in huge.json()["error"]
     broken = client.post("/api/query", content=b"{not json", headers={"content-type": "application/json"})
     assert broken.status_code == 422
     assert client.post("/api/query", json={"question": QUESTION}).status_code == 200
-    assert digest(index_dir) == before  # read-only
+    assert folder_digest(index_dir) == before  # read-only
 
 
 def test_every_view_is_bounded_on_a_large_synthetic_graph():

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import csv
-import hashlib
 import json
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from kg_rag.ingest.extraction_file import import_extraction_file
 from kg_rag.tokens import count_tokens
 
 from ..conftest import DEMO_CORPUS
+from ..serving_support import folder_digest
 
 NEWER, OLDER = "directive 2023-07", "directive 2019-03"
 
@@ -217,23 +217,17 @@ def test_neo4j_export_loads_into_an_embedded_cypher_database_and_answers_a_path(
     assert multi == [[["memo;1#0"]]]
 
 
-def _digest(folder: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.rglob("*") if p.is_file()
-    }
-
-
 def test_cli_export_every_format_reads_only(demo_index, tmp_path, capsys):
     from kg_rag import save_index
     from kg_rag.cli import main
 
     save_index(demo_index, tmp_path / "idx")
-    before = _digest(tmp_path / "idx")
+    before = folder_digest(tmp_path / "idx")
     for fmt, out in (("jsonl", "g.jsonl"), ("graphml", "g.graphml"), ("graph-documents", "gd.json"), ("neo4j", "neo")):
         assert main(["export", str(tmp_path / "idx"), "--format", fmt, "--out", str(tmp_path / out)]) == 0
         assert (tmp_path / out).exists()
     assert "wrote 24 entities and 28 relations as neo4j" in capsys.readouterr().out
-    assert _digest(tmp_path / "idx") == before
+    assert folder_digest(tmp_path / "idx") == before
     assert records(read_jsonl(tmp_path / "g.jsonl")) == records(demo_index.kg)
     # a folder where a file belongs, and a missing index: one line, status 2
     assert main(["export", str(tmp_path / "idx"), "--format", "graphml", "--out", str(tmp_path / "neo")]) == 2
