@@ -26,8 +26,10 @@
     $("status").textContent = text;
     $("status").className = isError ? "error" : "";
   }
-  function names(text) {
-    return (text || "").split(",").map((s) => s.trim()).filter(Boolean);
+  function names(text) {  // comma-separated; a name holding a comma is written in double quotes: "Stockholm, Sweden", Oslo
+    const out = [];
+    for (const m of (text || "").matchAll(/"([^"]*)"|([^,]+)/g)) { const n = (m[1] ?? m[2]).trim(); if (n) out.push(n); }
+    return out;
   }
   function filters() {
     const f = {};
