@@ -203,6 +203,9 @@ class FakeOpenAI:
                 counted = usage(body, message)
                 for key in server.tokens:
                     server.tokens[key] += counted[key]
+                if body.get("stream"):  # a client streaming tokens (e.g. under astream_events)
+                    self._stream(body, message, finish, counted)
+                    return
                 self._send(
                     200,
                     {
@@ -214,6 +217,33 @@ class FakeOpenAI:
                         "usage": counted,
                     },
                 )
+
+            def _stream(self, body: dict[str, Any], message: dict[str, Any], finish: str, counted: dict) -> None:
+                """The same reply as server-sent events: the content in a few deltas, then the finish reason,
+                the usage when asked for, and ``[DONE]``."""
+                base = {"id": f"chatcmpl-{len(server.requests)}", "object": "chat.completion.chunk", "created": 0}
+                base["model"] = body.get("model", "fake")
+                content = message.get("content") or ""
+                pieces = [content[i : i + 16] for i in range(0, len(content), 16)] or [""]
+                deltas: list[dict[str, Any]] = [{"role": "assistant", "content": pieces[0]}]
+                deltas += [{"content": piece} for piece in pieces[1:]]
+                if message.get("tool_calls"):
+                    deltas.append(
+                        {"tool_calls": [{"index": i, **call} for i, call in enumerate(message["tool_calls"])]}
+                    )
+                events = [{**base, "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]
+                events.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+                if (body.get("stream_options") or {}).get("include_usage"):
+                    events.append({**base, "choices": [], "usage": counted})
+                data = b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events) + b"data: [DONE]\n\n"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                try:
+                    self.wfile.write(data)
+                except BrokenPipeError:
+                    pass
 
             def _send(self, status: int, payload: dict[str, Any]) -> None:
                 data = json.dumps(payload).encode()

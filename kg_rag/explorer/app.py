@@ -1,0 +1,159 @@
+"""The explorer's web server: a FastAPI app over one retriever, serving the page and a small read-only JSON API.
+
+``GET /`` the page; ``GET /api/overview``; ``GET /api/search?q=``; ``POST /api/query`` (a question and the
+retriever's filters); ``POST /api/entity`` (an entity and the same filters). Bad input — an unknown filter or
+value, an unknown entity, an over-long question or body — is a 4xx with a one-line ``{"error": ...}``; any other
+failure is a 500 with one line, and the server keeps serving. No endpoint writes to the index.
+"""
+
+import logging
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from fastapi import FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from kg_rag.explorer import views
+
+logger = logging.getLogger(__name__)
+
+MAX_QUESTION_CHARS = 2000
+"""Longest question accepted (a question, not a document)."""
+MAX_BODY_BYTES = 64 * 1024
+"""Largest request body accepted."""
+MAX_NAMES = 50
+"""Most names in one filter list."""
+MAX_HOPS = 4
+"""Deepest walk the page may ask for (each hop multiplies the work around hub entities)."""
+MAX_K = 50
+"""Most passages the page may ask for."""
+STATIC = Path(__file__).with_name("static")
+
+
+def vis_network_dir() -> Path:
+    """The vis-network build shipped by the ``pyvis`` package (a declared dependency of the ``serve`` extra)."""
+    try:
+        root = resources.files("pyvis")
+    except ModuleNotFoundError as exc:
+        raise ImportError("the explorer needs the serve extra: pip install 'kg-rag[serve]'") from exc
+    lib = Path(str(root)) / "lib"
+    builds = sorted(p for p in lib.glob("vis-*") if (p / "vis-network.min.js").is_file())
+    if not builds:
+        raise ImportError(f"no vis-network build found in {lib} (reinstall pyvis)")
+    return builds[-1]
+
+
+class Filters(BaseModel):
+    """The retriever's filters (the same names and meaning as ``kg-rag query`` flags)."""
+
+    model_config = ConfigDict(extra="forbid")
+    edge_types: list[str] | None = Field(default=None, max_length=MAX_NAMES)
+    exclude_edge_types: list[str] | None = Field(default=None, max_length=MAX_NAMES)
+    direction: Literal["out", "in", "both"] | None = None
+    max_hops: int | None = Field(default=None, ge=0, le=MAX_HOPS)
+    include_entities: list[str] | None = Field(default=None, max_length=MAX_NAMES)
+    exclude_entities: list[str] | None = Field(default=None, max_length=MAX_NAMES)
+    k: int | None = Field(default=None, ge=1, le=MAX_K)
+
+    def settings(self) -> dict[str, Any]:
+        """The retrieval settings the user set (unset filters keep the retriever's own)."""
+        return {k: getattr(self, k) for k in Filters.model_fields if getattr(self, k) is not None}
+
+
+class QuestionRequest(Filters):
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
+
+
+class EntityRequest(Filters):
+    entity: str = Field(min_length=1, max_length=500)
+
+
+def create_app(retriever: Any, *, title: str = "kg-rag explorer") -> FastAPI:
+    """The ASGI app for ``retriever`` (an :class:`~kg_rag.langchain.retriever.EntityBasedKGRAG`)."""
+    app = FastAPI(title=title, docs_url=None, redoc_url=None, openapi_url=None)
+    app.mount("/static/vis", StaticFiles(directory=vis_network_dir()), name="vis")
+    app.mount("/static/app", StaticFiles(directory=STATIC), name="app")
+
+    def error(status: int, message: str) -> JSONResponse:
+        return JSONResponse({"error": " ".join(str(message).split())[:500]}, status_code=status)
+
+    @app.middleware("http")
+    async def limit_body(request: Request, call_next):
+        size = request.headers.get("content-length")
+        if size is not None and (not size.isdigit() or int(size) > MAX_BODY_BYTES):
+            return error(413, f"request body too large (at most {MAX_BODY_BYTES} bytes)")
+        return await call_next(request)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {}
+        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
+        return error(422, f"{where}: {first.get('msg', 'invalid request')}" if where else first.get("msg", "invalid"))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return error(exc.status_code, str(exc.detail))
+
+    @app.exception_handler(Exception)
+    async def unexpected(_: Request, exc: Exception) -> JSONResponse:
+        logger.exception("explorer request failed")
+        return error(500, f"internal error: {type(exc).__name__}: {exc}")
+
+    def current() -> None:
+        """Follow a directory index to its newest generation (one small file read when nothing changed;
+        PostgreSQL reads the newest committed version anyway)."""
+        retriever.refresh()
+
+    def settings_of(body: Filters) -> tuple[dict[str, Any], Any]:
+        settings = body.settings()
+        return settings, retriever.params_for(**settings)  # ValueError (one line) for a bad value
+
+    @app.get("/", include_in_schema=False)
+    def page() -> FileResponse:
+        return FileResponse(STATIC / "index.html", media_type="text/html")
+
+    @app.get("/api/overview")
+    def get_overview() -> JSONResponse:
+        current()
+        return JSONResponse(views.overview(retriever.backend))
+
+    @app.get("/api/search")
+    def search(q: str = Query(min_length=1, max_length=200), limit: int = Query(10, ge=1, le=50)) -> JSONResponse:
+        try:
+            return JSONResponse(views.search_entities(retriever.backend, retriever.embeddings, q, limit))
+        except ValueError as exc:
+            return error(422, str(exc))
+
+    @app.post("/api/query")
+    def query(body: QuestionRequest) -> JSONResponse:
+        current()
+        try:
+            settings, _ = settings_of(body)
+            return JSONResponse(views.question_view(retriever, body.question, settings))
+        except ValueError as exc:
+            return error(422, str(exc))
+
+    @app.post("/api/entity")
+    def entity(body: EntityRequest) -> JSONResponse:
+        current()
+        try:
+            _, params = settings_of(body)
+            return JSONResponse(views.entity_view(retriever.backend, body.entity, params))
+        except views.NotFound as exc:
+            return error(404, str(exc))
+        except ValueError as exc:
+            return error(422, str(exc))
+
+    return app
+
+
+def serve(retriever: Any, host: str = "127.0.0.1", port: int = 8765, *, log_level: str = "warning") -> None:
+    """Run the explorer with uvicorn until interrupted."""
+    import uvicorn
+
+    uvicorn.run(create_app(retriever), host=host, port=port, log_level=log_level)

@@ -1,0 +1,65 @@
+"""GraphML for Gephi, yEd and NetworkX: a directed multigraph whose edges keep their stored direction.
+
+Nodes are entity keys with ``name``, ``entity_type``, ``description`` and their provenance; each edge's GraphML
+id is the relation id, and it carries ``relation_type``, ``predicate``, ``description``, ``evidence`` (the first
+quote), ``evidence_json`` (every evidence record), ``chunk_ids``/``doc_ids`` (JSON lists), ``weight``,
+``confidence`` and ``kind`` (``extracted`` or ``synonym``). ``nx.read_graphml(path, force_multigraph=True)``
+reads it back into a ``MultiDiGraph`` with the same edges.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+
+from kg_rag.export.rows import atomic_file, check_target, entity_rows, relation_rows
+from kg_rag.model.graph import KnowledgeGraph
+
+_LISTS = ("chunk_ids", "doc_ids")
+
+
+def _scalars(row: dict[str, Any], skip: tuple[str, ...]) -> dict[str, Any]:
+    """GraphML holds scalars: lists become JSON text, unknown values are left out (not written as "None")."""
+    out = {}
+    for k, v in row.items():
+        if k in skip or v is None:
+            continue
+        out[k] = json.dumps(v, ensure_ascii=False) if k in _LISTS else v
+    return out
+
+
+def to_networkx(kg: KnowledgeGraph) -> nx.MultiDiGraph:
+    """The graph with GraphML-ready attributes (edge keys are relation ids)."""
+    g = nx.MultiDiGraph(name="kg-rag")
+    for row in entity_rows(kg):
+        g.add_node(row["key"], **_scalars(row, ("key",)))
+    for row in relation_rows(kg):
+        g.add_edge(row["source"], row["target"], key=row["id"], **_scalars(row, ("source", "target", "id")))
+    return g
+
+
+def write_graphml(kg: KnowledgeGraph, path: Path) -> dict[str, Any]:
+    check_target(path)
+    g = to_networkx(kg)
+    with atomic_file(path, "wb") as fh:
+        nx.write_graphml(g, fh, encoding="utf-8", named_key_ids=True)
+    return {"files": [str(path)], "entities": g.number_of_nodes(), "relations": g.number_of_edges()}
+
+
+def read_graphml(path: str | Path) -> nx.MultiDiGraph:
+    """A GraphML export as a ``MultiDiGraph`` (edge keys are relation ids; list attributes decoded)."""
+    g = nx.read_graphml(path, force_multigraph=True)
+    if not g.is_directed():
+        raise ValueError(f"{path}: not a directed graph")
+    for _, _, attrs in g.edges(data=True):
+        for k in _LISTS:
+            if isinstance(attrs.get(k), str):
+                attrs[k] = json.loads(attrs[k])
+    for _, attrs in g.nodes(data=True):
+        for k in _LISTS:
+            if isinstance(attrs.get(k), str):
+                attrs[k] = json.loads(attrs[k])
+    return g

@@ -1,0 +1,98 @@
+"""The agent tools over MCP (``kg-rag mcp IDX``): retrieval, path finding and global search, served on stdio with
+the official ``mcp`` SDK.
+
+Each MCP tool *is* a LangChain tool: its name, description and input schema are the LangChain tool's own
+(``args_schema``), and a call runs the LangChain tool, so an agent sees the same tools either way. A tool error
+the model can act on (an unknown entity, an empty query) comes back as an MCP error result with its one-line
+message; the artifact (documents, path steps, cited communities) travels as ``structuredContent``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from langchain_core.documents import Document
+
+logger = logging.getLogger(__name__)
+
+
+def agent_tools(retriever: Any, llm: Any | None = None, *, global_level: int = 0) -> list[Any]:
+    """The tools served: knowledge-graph search and path finding; global search when ``llm`` is given."""
+    from kg_rag.langchain.tools import make_path_tool, make_retriever_tool
+
+    tools = [make_retriever_tool(retriever), make_path_tool(retriever)]
+    if llm is not None:
+        from kg_rag.langchain.communities import make_global_search_tool
+
+        tools.append(make_global_search_tool(retriever.backend, llm, level=global_level))
+    return tools
+
+
+def input_schema(tool: Any) -> dict[str, Any]:
+    """The JSON schema of a LangChain tool's arguments, as LangChain derives it from ``args_schema``."""
+    schema = tool.args_schema
+    if isinstance(schema, dict):
+        return dict(schema)
+    return schema.model_json_schema()
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Document):
+        return {"id": value.id, "page_content": value.page_content, "metadata": _jsonable(value.metadata)}
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def build_server(tools: list[Any], name: str = "kg-rag") -> Any:
+    """An MCP low-level ``Server`` exposing ``tools`` (LangChain tools)."""
+    from mcp import types
+    from mcp.server.lowlevel import Server
+
+    by_name = {t.name: t for t in tools}
+    server = Server(name)
+
+    @server.list_tools()
+    async def list_tools() -> list[types.Tool]:
+        return [types.Tool(name=t.name, description=t.description, inputSchema=input_schema(t)) for t in tools]
+
+    @server.call_tool()
+    async def call_tool(tool_name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        tool = by_name.get(tool_name)
+        if tool is None:
+            raise ValueError(f"unknown tool {tool_name!r}; this server has {', '.join(by_name)}")
+        message = await tool.ainvoke({"type": "tool_call", "name": tool_name, "args": arguments, "id": "mcp"})
+        text = message.content if isinstance(message.content, str) else str(message.content)
+        error = getattr(message, "status", "success") == "error"
+        artifact = getattr(message, "artifact", None)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)],
+            structuredContent=None if error or artifact is None else {"artifact": _jsonable(artifact)},
+            isError=error,
+        )
+
+    return server
+
+
+async def run_stdio(server: Any) -> None:
+    """Serve on stdin/stdout until the client closes the stream. The protocol runs on duplicates of the two file
+    descriptors, so closing them at the end leaves ``sys.stdout`` usable (the CLI flushes it on exit)."""
+    import io
+    import os
+
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    stdin = anyio.wrap_file(io.TextIOWrapper(os.fdopen(os.dup(0), "rb"), encoding="utf-8", errors="replace"))
+    stdout = anyio.wrap_file(io.TextIOWrapper(os.fdopen(os.dup(1), "wb"), encoding="utf-8"))
+    try:
+        async with stdio_server(stdin, stdout) as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+    finally:
+        for stream in (stdin, stdout):
+            await stream.aclose()

@@ -1,0 +1,243 @@
+"""Export, re-import, compare: every format keeps the same entities, relations, directions and types, and
+``A -[SUPERSEDES]-> B`` never comes back as ``B -> A``."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from kg_rag import Chunk, KnowledgeGraph
+from kg_rag.export import (
+    export_graph,
+    read_graph_documents,
+    read_graphml,
+    read_jsonl,
+    write_graphml,
+    write_neo4j,
+)
+from kg_rag.ingest import import_graph_documents
+from kg_rag.ingest.extraction_file import import_extraction_file
+from kg_rag.tokens import count_tokens
+
+from ..conftest import DEMO_CORPUS
+from ..serving_support import folder_digest
+
+NEWER, OLDER = "directive 2023-07", "directive 2019-03"
+
+
+@pytest.fixture
+def kg() -> KnowledgeGraph:
+    """The demo corpus plus what a graph built in code may hold: a second observation with predicate, weight
+    and confidence, a relation and an entity without a chunk, a synonym link, a document registry entry, and
+    a chunk id with the default array delimiter in it."""
+    kg = KnowledgeGraph()
+    import_extraction_file(kg, DEMO_CORPUS)
+    kg.add_relation(
+        "Directive 2023-07",
+        "Directive 2019-03",
+        "SUPERSEDES",
+        predicate="supersedes",
+        weight=2.0,
+        evidence="said in code",
+        confidence=0.4,
+    )
+    kg.add_entity("Lonely Entity", "PERSON", "known without a passage")
+    kg.add_relation("Lonely Entity", "Directive 2019-03", "CRITICISED")
+    kg.add_synonym("Operations Board", "Platform Engineering", 0.91)
+    kg.add_document("memo;1", source="memos/1.md", content_hash="abc", title="Memo")
+    text = "Project Atlas reports to the Operations Board."
+    kg.add_chunk(Chunk("memo;1#0", text, "memo;1", n_tokens=count_tokens(text)))  # as ingestion counts them
+    kg.add_relation("Project Atlas", "Operations Board", "REPORTS_TO", chunk_id="memo;1#0", evidence="reports to")
+    return kg
+
+
+def records(kg: KnowledgeGraph) -> dict[str, list]:
+    """Everything the graph holds, order-free (lists sorted by their JSON)."""
+
+    def norm(rows, lists=()):
+        out = []
+        for r in rows:
+            r = dict(r)
+            for k in lists:
+                r[k] = sorted(json.dumps(x, sort_keys=True) for x in r.get(k) or [])
+            out.append(json.dumps(r, sort_keys=True))
+        return sorted(out)
+
+    return {
+        "entities": norm(kg.entity_records(), ("descriptions", "chunk_ids")),
+        "relations": norm(kg.relation_records(), ("evidence",)),
+        "chunks": norm(kg.chunk_records()),
+        "documents": norm(kg.document_records()),
+    }
+
+
+def directed_edges(kg: KnowledgeGraph) -> set[tuple[str, str, str, str]]:
+    return {(r.source, r.target, r.relation_type, r.id) for r in kg.relations(include_synonyms=True)}
+
+
+def assert_supersedes_kept(edges: set[tuple[str, str, str, str]]) -> None:
+    forward = {(s, t) for s, t, rtype, _ in edges if rtype == "SUPERSEDES"}
+    assert (NEWER, OLDER) in forward
+    assert (OLDER, NEWER) not in forward
+
+
+def test_jsonl_round_trip_is_lossless(kg, tmp_path):
+    export_graph(kg, "jsonl", tmp_path / "g.jsonl")
+    back = read_jsonl(tmp_path / "g.jsonl")
+    assert records(back) == records(kg)
+    assert_supersedes_kept(directed_edges(back))
+
+
+def test_graph_documents_file_round_trip_is_lossless(kg, tmp_path):
+    summary = export_graph(kg, "graph-documents", tmp_path / "gd.json")
+    assert summary["relations"] == len(directed_edges(kg))
+    back = read_graph_documents(tmp_path / "gd.json")
+    assert records(back) == records(kg)
+    assert_supersedes_kept(directed_edges(back))
+
+
+def test_langchain_graph_document_objects_round_trip(kg):
+    pytest.importorskip("langchain_community", reason="GraphDocument objects need langchain-community")
+    from langchain_community.graphs.graph_document import GraphDocument
+
+    from kg_rag.langchain.graph_documents import to_graph_documents
+
+    docs = to_graph_documents(kg)
+    assert docs and all(isinstance(d, GraphDocument) for d in docs)
+    supersedes = [r for d in docs for r in d.relationships if r.type == "SUPERSEDES"]
+    assert {(r.source.id, r.target.id) for r in supersedes} == {("Directive 2023-07", "Directive 2019-03")}
+    back = KnowledgeGraph()
+    import_graph_documents(back, docs, keep_types=True)
+    assert records(back) == records(kg)
+
+
+def test_graph_documents_import_of_llm_output_still_types_predicates():
+    """Without keep_types, relationship types are typed as predicates, as for LLMGraphTransformer output."""
+    kg = KnowledgeGraph()
+    doc = {
+        "nodes": [{"id": "EO 14028", "type": "ORDER"}, {"id": "EO 13800", "type": "ORDER"}],
+        "relationships": [{"source": {"id": "EO 14028"}, "target": {"id": "EO 13800"}, "type": "supersedes"}],
+        "source": {"page_content": "EO 14028 supersedes EO 13800.", "metadata": {"chunk_id": "c1"}},
+    }
+    import_graph_documents(kg, [doc])
+    (rel,) = kg.relations()
+    assert (rel.source, rel.target, rel.relation_type) == ("eo 14028", "eo 13800", "SUPERSEDES")
+
+
+def test_graphml_reads_into_a_multidigraph_with_the_same_edges(kg, tmp_path):
+    import networkx as nx
+
+    write_graphml(kg, tmp_path / "g.graphml")
+    g = nx.read_graphml(tmp_path / "g.graphml", force_multigraph=True)
+    assert isinstance(g, nx.MultiDiGraph)
+    got = {(u, v, a["relation_type"], k) for u, v, k, a in g.edges(keys=True, data=True)}
+    assert got == directed_edges(kg)
+    assert_supersedes_kept(got)
+    assert set(g.nodes) == {e.key for e in kg.entities()}
+    decoded = read_graphml(tmp_path / "g.graphml")
+    rel = next(r for r in kg.relations() if r.relation_type == "SUPERSEDES")
+    attrs = decoded.edges[rel.source, rel.target, rel.id]
+    assert attrs["evidence"] == rel.evidence_quote
+    assert attrs["chunk_ids"] == rel.chunk_ids and attrs["doc_ids"] == rel.doc_ids
+    assert attrs["weight"] == pytest.approx(rel.weight) and attrs["confidence"] == pytest.approx(rel.confidence)
+    assert [e["quote"] for e in json.loads(attrs["evidence_json"])] == [e.quote for e in rel.evidence]
+    assert decoded.nodes[NEWER]["entity_type"] == "POLICY"
+
+
+def test_neo4j_csv_headers_and_script(kg, tmp_path):
+    summary = write_neo4j(kg, tmp_path / "neo")
+    assert summary["array_delimiter"] == "|"  # a chunk id holds ";"
+    with open(tmp_path / "neo" / "relations.csv", newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert list(rows[0])[:3] == [":START_ID(Entity)", ":END_ID(Entity)", ":TYPE"]
+    got = {(r[":START_ID(Entity)"], r[":END_ID(Entity)"], r[":TYPE"], r["id"]) for r in rows}
+    assert got == directed_edges(kg)
+    with open(tmp_path / "neo" / "entities.csv", newline="", encoding="utf-8") as fh:
+        entities = list(csv.DictReader(fh))
+    assert list(entities[0])[0] == "key:ID(Entity)" and {e[":LABEL"] for e in entities} == {"Entity"}
+    script = (tmp_path / "neo" / "load.cypher").read_text()
+    for rtype in {r[":TYPE"] for r in rows}:
+        assert f"WHERE row.`:TYPE` = '{rtype}'" in script
+        assert f"CREATE (s)-[:`{rtype}` {{" in script
+    assert "(s:Entity {key: row.`:START_ID(Entity)`}), (t:Entity {key: row.`:END_ID(Entity)`})" in script
+    assert "split(row.`chunk_ids:string[]`, '|')" in script
+    assert "--array-delimiter='|'" in (tmp_path / "neo" / "import.sh").read_text()
+
+
+def _load_into_ladybug(folder: Path, db_path: Path, types: list[str], delimiter: str):
+    """Load the neo4j export's CSV files into LadybugDB (an embedded Cypher database) with Cypher."""
+    lb = pytest.importorskip("ladybug", reason="LadybugDB (embedded Cypher) is not installed")
+    conn = lb.Connection(lb.Database(str(db_path)))
+    conn.execute("CREATE NODE TABLE Entity(key STRING, name STRING, entity_type STRING, PRIMARY KEY(key))")
+    for t in types:
+        conn.execute(
+            f"CREATE REL TABLE `{t}`(FROM Entity TO Entity, id STRING, evidence STRING, chunk_ids STRING[], "
+            "weight DOUBLE)"
+        )
+    cols = "key STRING, name STRING, entity_type STRING, description STRING, dj STRING, c STRING, d STRING, l STRING"
+    conn.execute(
+        f"LOAD WITH HEADERS ({cols}) FROM '{folder / 'entities.csv'}' (header=true) "
+        "CREATE (:Entity {key: key, name: name, entity_type: entity_type})"
+    )
+    rcols = (
+        "s STRING, t STRING, type STRING, id STRING, kind STRING, predicate STRING, description STRING, "
+        "evidence STRING, ej STRING, chunk_ids STRING, doc_ids STRING, weight DOUBLE, confidence STRING"
+    )
+    for t in types:
+        conn.execute(
+            f"LOAD WITH HEADERS ({rcols}) FROM '{folder / 'relations.csv'}' (header=true) "
+            f"WITH * WHERE type = '{t}' MATCH (a:Entity {{key: s}}), (b:Entity {{key: t}}) "
+            f"CREATE (a)-[:`{t}` {{id: id, evidence: evidence, chunk_ids: string_split(chunk_ids, '{delimiter}'), "
+            "weight: weight}]->(b)"
+        )
+    return conn
+
+
+def test_neo4j_export_loads_into_an_embedded_cypher_database_and_answers_a_path(kg, tmp_path):
+    summary = write_neo4j(kg, tmp_path / "neo")
+    types = sorted({r.relation_type for r in kg.relations(include_synonyms=True)})
+    conn = _load_into_ladybug(tmp_path / "neo", tmp_path / "lb.db", types, summary["array_delimiter"])
+    rows = conn.execute("MATCH (a:Entity)-[r]->(b:Entity) RETURN a.key, b.key, label(r), r.id").get_all()
+    assert {tuple(r) for r in rows} == directed_edges(kg)
+    path = conn.execute(
+        "MATCH (a:Entity {name: 'Maria Chen'})-[:MANAGES]->(b:Entity)-[:APPROVED]->(c:Entity) RETURN b.name, c.name"
+    ).get_all()
+    assert ["Operations Board", "Directive 2019-03"] in path
+    assert conn.execute(
+        "MATCH (a:Entity {key: $new})-[r:SUPERSEDES]->(b:Entity {key: $old}) RETURN r.chunk_ids, r.weight",
+        {"new": NEWER, "old": OLDER},
+    ).get_all() == [[["doc-01"], 3.0]]
+    assert not conn.execute(
+        "MATCH (a:Entity {key: $old})-[:SUPERSEDES]->(b:Entity {key: $new}) RETURN b.key", {"new": NEWER, "old": OLDER}
+    ).get_all()
+    multi = conn.execute("MATCH (a:Entity {key: 'project atlas'})-[r:REPORTS_TO]->(b) RETURN r.chunk_ids").get_all()
+    assert multi == [[["memo;1#0"]]]
+
+
+def test_cli_export_every_format_reads_only(demo_index, tmp_path, capsys):
+    from kg_rag import save_index
+    from kg_rag.cli import main
+
+    save_index(demo_index, tmp_path / "idx")
+    before = folder_digest(tmp_path / "idx")
+    for fmt, out in (("jsonl", "g.jsonl"), ("graphml", "g.graphml"), ("graph-documents", "gd.json"), ("neo4j", "neo")):
+        assert main(["export", str(tmp_path / "idx"), "--format", fmt, "--out", str(tmp_path / out)]) == 0
+        assert (tmp_path / out).exists()
+    assert "wrote 24 entities and 28 relations as neo4j" in capsys.readouterr().out
+    assert folder_digest(tmp_path / "idx") == before
+    assert records(read_jsonl(tmp_path / "g.jsonl")) == records(demo_index.kg)
+    # a folder where a file belongs, and a missing index: one line, status 2
+    assert main(["export", str(tmp_path / "idx"), "--format", "graphml", "--out", str(tmp_path / "neo")]) == 2
+    assert main(["export", str(tmp_path / "nope"), "--format", "jsonl", "--out", str(tmp_path / "x.jsonl")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and "is a folder" in err[0] and "no such index directory" in err[1]
+
+
+def test_read_jsonl_names_a_bad_line(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"record": "entity", "key": "a", "name": "A", "entity_type": "X"}\nnot json\n')
+    with pytest.raises(ValueError, match=r"bad.jsonl:2"):
+        read_jsonl(bad)
