@@ -199,7 +199,7 @@ def test_adding_documents_while_querying_never_breaks_a_query(demo_index, bow_em
                 for d in docs:
                     cid = d.metadata["chunk_id"]
                     if cid.startswith("new-"):
-                        assert d.page_content == f"Quokka {cid[4:]} supersedes Directive 2019-03."
+                        assert d.metadata["text"] == f"Quokka {cid[4:]} supersedes Directive 2019-03."
             except BaseException as exc:  # noqa: BLE001 - collected and re-raised below
                 errors.append(exc)
                 return

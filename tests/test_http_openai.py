@@ -102,11 +102,11 @@ def test_path_tool_directions_and_filters(demo_retriever):
             "type": "tool_call",
             "id": "1",
             "name": tool.name,
-            "args": {"source": "Maria Chen", "target": "Lars Eriksen", "direction": "any"},
+            "args": {"source": "Maria Chen", "target": "Lars Eriksen", "direction": "both"},
         }
     )
     assert "Maria Chen <-[REPORTS_TO]- Daniel Okafor <-[REPORTS_TO]- Priya Nair" in msg.content
-    directed = tool.invoke({"source": "Maria Chen", "target": "Lars Eriksen", "direction": "directed"})
+    directed = tool.invoke({"source": "Maria Chen", "target": "Lars Eriksen", "direction": "out"})
     assert directed.startswith("No path")  # reporting lines point upwards only
     typed = tool.invoke({"source": "Lars Eriksen", "target": "Maria Chen", "relation_types": ["OWNS"]})
     assert typed.startswith("No path")

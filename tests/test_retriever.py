@@ -162,43 +162,50 @@ def test_configurable_fields_and_copies_of_a_retriever_built_from_an_index(demo_
         EntityBasedKGRAG(index=demo_index, backend=other, embeddings=bow_embeddings)
 
 
-def test_assigning_k_params_or_preset_on_a_built_retriever_changes_later_calls(demo_index, bow_embeddings):
-    """``r.k = 1`` used to change nothing (the settings were fixed when the retriever was built)."""
+def test_settings_are_plain_fields_that_every_later_call_reads(demo_index, bow_embeddings):
+    """One documented path: ``params`` (``preset=`` names one), ``k`` and ``include_edges`` are pydantic fields,
+    checked when set; assignment, ``model_copy(update=...)`` and ``configurable_fields`` all change later calls
+    the same way, and a copy keeps its own settings."""
     from langchain_core.runnables import ConfigurableField
 
     from kg_rag.query.params import QueryParams, get_preset
 
     r = EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings)
-    twin = r.model_copy()  # shares the engine object with r until one of them is changed
+    twin = r.model_copy()
     r.k = 1
-    assert len(r.invoke("Project Atlas")) == 1 and r.params.top_k_chunks == 1
+    assert len(r.invoke("Project Atlas")) == 1 and r.params_for().top_k_chunks == 1
     assert len(twin.invoke("Project Atlas")) == 5  # the copy keeps its own settings
     r.k = None  # undone: back to the params' own top_k_chunks
     assert len(r.invoke("Project Atlas")) == 5
-    r.preset, r.k = "seed003", 1
-    assert r.params.strategy == get_preset("seed003").strategy and len(r.invoke("Project Atlas")) == 1
-    r.params = QueryParams(top_k_chunks=2)  # whole params: the earlier k no longer applies
-    assert r.k is None and len(r.invoke("Project Atlas")) == 2
-    for field, bad in (("k", 0), ("params", {"top_k_chunks": 3}), ("preset", "no-such-preset")):
+    r.params = get_preset("seed003")
+    assert r.params_for().strategy == get_preset("seed003").strategy
+    r.params = QueryParams(top_k_chunks=2)
+    assert len(r.invoke("Project Atlas")) == 2
+    r.k = 3  # k is over the params' top_k_chunks, whatever params are set
+    assert len(r.invoke("Project Atlas")) == 3 and len(r.invoke("Project Atlas", k=1)) == 1  # a call wins
+    r.k = None
+    for field, bad in (("k", 0), ("params", {"top_k_chunks": 3}), ("include_edges", "maybe")):
         with pytest.raises(ValueError):
             setattr(r, field, bad)
     assert len(r.invoke("Project Atlas")) == 2  # a refused value leaves the retriever as it was
-    for field in ("index", "backend", "embeddings"):  # what it reads from: assigning it would change nothing
-        with pytest.raises(ValueError, match="fixed when the retriever is built"):
+    for field in ("index", "backend", "embeddings"):  # what it reads from is fixed
+        with pytest.raises(ValueError, match="frozen"):
             setattr(r, field, None)
-    r.tags = ["kg"]  # other fields are plain pydantic fields
-    assert r.tags == ["kg"]
-    assert len(r.model_copy(update={"k": 1}).invoke("Project Atlas")) == 1  # pydantic's copy bypassed assignment
+    assert len(r.model_copy(update={"k": 1}).invoke("Project Atlas")) == 1
     assert len(r.invoke("Project Atlas")) == 2
     seeded = EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings, preset="seed003")
-    tunable = seeded.configurable_fields(params=ConfigurableField(id="params"))  # the preset must not win
+    assert seeded.params == get_preset("seed003")
+    tunable = seeded.configurable_fields(params=ConfigurableField(id="params"))  # the preset is its params
     configured = {"configurable": {"params": QueryParams(top_k_chunks=2)}}
     assert len(tunable.invoke("Project Atlas", config=configured)) == 2
+    with pytest.raises(ValueError, match="not both"):
+        EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings, preset="seed003", params=QueryParams())
 
 
 def test_copies_of_a_retriever_over_a_saved_index_share_it_and_keep_their_own_settings(tmp_path, demo_index):
     """``copy.deepcopy`` failed on the index's locks, and the half-made copy released the original's reader
-    lock (a writer's clean-up could then remove the generation it serves)."""
+    lock (a writer's clean-up could then remove the generation it serves). A backend is a handle on shared
+    data: copies share it."""
     import copy
     import gc
 
@@ -213,11 +220,12 @@ def test_copies_of_a_retriever_over_a_saved_index_share_it_and_keep_their_own_se
     r = EntityBasedKGRAG.from_index(tmp_path / "idx", BagOfWordsEmbeddings())
     r.invoke("Project Atlas")  # opens the generation
     twin = copy.deepcopy(r)
+    assert twin.backend is r.backend
     twin.k = 1
     del twin
     gc.collect()
     assert in_use(store.current_generation()) and len(r.invoke("Project Atlas")) == 5
-    both = r.model_copy(update={"params": QueryParams(top_k_chunks=2), "k": 1})  # k is applied last
+    both = r.model_copy(update={"params": QueryParams(top_k_chunks=2), "k": 1})  # k over the params
     assert len(both.invoke("Project Atlas")) == 1
     tunable = r.configurable_fields(k=ConfigurableField(id="k"))
     assert len(tunable.invoke("Project Atlas", config={"configurable": {"k": None}})) == 5  # None: its own k
@@ -229,8 +237,8 @@ def test_params_for_a_call_merges_config_and_keywords_and_checks_them(demo_index
     config = {"configurable": {"k": 1, "max_hops": 1, "thread_id": "t1"}}  # thread_id is another runnable's
     assert (r.params_for(config).top_k_chunks, r.params_for(config).max_hops) == (1, 1)
     assert r.params_for(config, k=2).top_k_chunks == 2  # keywords win, as in invoke()
-    assert r.params_for(include_edges=False, history=["earlier"]) == r.params
-    with pytest.raises(ValueError, match="unknown retrieval setting"):
+    assert r.params_for(include_edges=False, history=["earlier"]) == r.params.replace(k=3)
+    with pytest.raises(ValueError, match="unknown retrieval parameter"):
         r.params_for(kk=1)
     with pytest.raises(ValueError, match="top_k_chunks"):
         r.params_for(k=0)

@@ -149,8 +149,8 @@ def test_path_tool_honours_direction(make_retriever):
         backwards.invoke({"source": "Maria Chen", "target": "Lars Eriksen"})
     )
     assert backwards.invoke({"source": "Lars Eriksen", "target": "Maria Chen"}).startswith("No path")
-    forwards_only = _call(backwards, source="Maria Chen", target="Lars Eriksen", direction="directed")
-    assert forwards_only.status == "error" and "use direction='any'" in forwards_only.content
+    forwards_only = _call(backwards, source="Maria Chen", target="Lars Eriksen", direction="out")
+    assert forwards_only.status == "error" and "ask for direction 'in' or 'both'" in forwards_only.content
 
 
 def test_find_paths_applies_deny_list_blocked_entities_and_backward_walks(make_retriever):
@@ -163,7 +163,7 @@ def test_find_paths_applies_deny_list_blocked_entities_and_backward_walks(make_r
         assert find_paths(view, lars, maria, relation_types=["REPORTS_TO"], exclude_types=["REPORTS_TO"])[0] == []
         assert find_paths(view, maria, lars, direction="in")[0]
         assert find_paths(view, lars, maria, direction="in", relation_types=["REPORTS_TO"])[0] == []
-        with pytest.raises(ValueError, match="'directed', 'any' or 'in'"):
+        with pytest.raises(ValueError, match="'out', 'in' or 'both'"):
             find_paths(view, lars, maria, direction="sideways")
 
 

@@ -62,6 +62,7 @@ def cmd_query(args: argparse.Namespace) -> int:
             ],
             "section_tokens": result.section_tokens,
             "timings_ms": result.timings_ms,
+            "stages": [{"name": r.name, "ms": r.ms, "skipped": r.skipped or None} for r in result.stages],
         }
         if answer is not None:  # written by the configured chat model (--no-answer leaves it out)
             payload["answer"] = answer["answer"]
@@ -81,7 +82,14 @@ def cmd_query(args: argparse.Namespace) -> int:
     print("top chunks (score, never above the one before; the graph's boost in it; the dense cosine):", file=sys.stderr)
     for c in result.chunks:
         print(f"  {c.score:.4f}  {c.id}  (graph {c.graph_score:.4f}, dense {c.dense_score:.4f})", file=sys.stderr)
-    print(f"retrieval {result.timings_ms.get('total', 0):.1f} ms (excluding query embedding)", file=sys.stderr)
+    if args.explain:
+        from kg_rag.query.stages import describe
+
+        print("stages (ran, with their times; skipped, with why):", file=sys.stderr)
+        for line in describe(result):
+            print(line, file=sys.stderr)
+    else:
+        print(f"retrieval {result.timings_ms.get('total', 0):.1f} ms (excluding query embedding)", file=sys.stderr)
     return 0
 
 
@@ -112,6 +120,11 @@ def add_parsers(sub) -> None:
     p.add_argument("index", help="index directory or postgresql:// URI")
     p.add_argument("question", help="the question")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="print the pipeline's stages: those that ran with their times, those skipped with why (stderr)",
+    )
     p.add_argument("--preset", default="default", help="named retrieval settings: default | seed003")
     p.add_argument("--embeddings", default=None, help="query embeddings (default: the model the index records)")
     p.add_argument("--edge-types", action="append", help="only traverse these relation types (comma-separated)")

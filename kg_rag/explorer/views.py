@@ -21,8 +21,7 @@ import numpy as np
 
 from kg_rag.context import render_path
 from kg_rag.model.schema import canonical_key
-from kg_rag.query.seeds import resolve_names
-from kg_rag.store.base import EdgeFilter
+from kg_rag.query.stages import edge_filter_for
 
 MAX_VIEW_EDGES = 200
 """Most edges in one response (a question's subgraph, or one entity's neighbourhood)."""
@@ -39,15 +38,6 @@ I64 = np.int64
 
 class NotFound(LookupError):
     """An entity the index does not hold (the server answers 404)."""
-
-
-def edge_filter_for(view: Any, params: Any) -> EdgeFilter:
-    """The traversal filter a retrieval with ``params`` uses, built as the query engine builds it (types, deny
-    list, direction, synonym links, excluded entities resolved in this view)."""
-    excluded = resolve_names(view, params.exclude_entities)
-    return EdgeFilter.build(
-        params.edge_types, params.exclude_edge_types, params.direction, params.use_synonyms, excluded.values()
-    )
 
 
 def _node(key: str, name: str, entity_type: str = "", **extra: Any) -> dict[str, Any]:
@@ -184,7 +174,7 @@ def entity_view(backend: Any, key: str, params: Any) -> dict[str, Any]:
     its descriptions, evidence quotes, documents and community report."""
     with backend.reader() as view:
         h = _handle(view, key)
-        edge_filter = edge_filter_for(view, params)
+        edge_filter, _ = edge_filter_for(view, params)  # the engine's own: the filters are the retriever's
         if h in edge_filter.blocked:
             raise ValueError(f"entity {key!r} is excluded by the exclude_entities filter")
         entity = view.entities(np.asarray([h], dtype=I64))[0]

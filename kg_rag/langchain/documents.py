@@ -1,4 +1,5 @@
-"""``format_documents``: retrieved Documents -> the one fenced context a model reads (the LangChain layer).
+"""Retrieval results as LangChain Documents (:func:`to_documents`), and ``format_documents``: retrieved Documents
+-> the one fenced context a model reads.
 
 In ``retriever | format_documents | prompt | llm`` (or ``{"context": retriever | format_documents, ...}``) the
 prompt gets what the answer graph and the agent tool give their models: the graph half of the retrieval (directed
@@ -18,10 +19,60 @@ from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda
 
 from kg_rag.context.fence import fenced
-from kg_rag.context.format import format_sources
+from kg_rag.context.format import format_sources, render_passage
 from kg_rag.query.params import QueryParams
-from kg_rag.query.types import ScoredChunk
+from kg_rag.query.types import RetrievalResult, ScoredChunk
 from kg_rag.tokens import count_tokens
+
+
+def to_documents(result: RetrievalResult, include_edges: bool = True) -> list[Document]:
+    """A retrieval's chunks as Documents, best first.
+
+    ``page_content`` is the passage as a model may read it on its own: the directed paths of this retrieval that
+    reach it, then its text as quoted ``| `` lines (so ``retriever | format_docs | prompt | llm`` hands the model
+    the typed paths, and no passage can forge one). Metadata: ``text`` (the passage as stored), ids, source,
+    scores, matched entities with their similarity, ``paths`` (the rendered paths reaching it), ``edges``
+    (``include_edges``: the relations it states), and ``graph_context`` with ``context_budget``: the graph half
+    of this retrieval's context, from which :func:`format_documents` renders the whole context for any list of
+    these Documents."""
+    matched = {e.key: e for e in result.entities}
+    formatted = result.formatted
+    graph = formatted.graph_text if formatted is not None else ""
+    budget = {"total": formatted.budget, "sources": formatted.sources_budget} if formatted is not None else None
+    docs = []
+    for c in result.chunks:
+        meta: dict[str, Any] = {
+            **c.metadata,
+            "chunk_id": c.id,
+            "doc_id": c.doc_id,
+            "source": c.metadata.get("source", c.doc_id),
+            "text": c.text,
+            "score": c.score,
+            "graph_score": c.graph_score,
+            "dense_score": c.dense_score,
+            "matched_entities": [
+                {"name": matched[k].name, "similarity": matched[k].similarity} for k in c.entities if k in matched
+            ],
+            "paths": list(c.paths),
+            "graph_context": graph,
+        }
+        if budget is not None:
+            meta["context_budget"] = dict(budget)
+        if include_edges:
+            meta["edges"] = [
+                {
+                    "id": r.relation_id,
+                    "source": r.source,
+                    "target": r.target,
+                    "relation_type": r.relation_type,
+                    "description": r.description,
+                    "evidence": r.evidence,
+                }
+                for r in result.relations
+                if c.id in r.chunk_ids
+            ]
+        docs.append(Document(page_content=render_passage(c), metadata=meta, id=c.id))
+    return docs
 
 
 def _as_chunk(doc: Document) -> ScoredChunk:
@@ -72,4 +123,4 @@ class _FormatDocuments(RunnableLambda):
 format_documents: Any = _FormatDocuments(_format, name="kg-rag format documents")
 """Documents -> the fenced context string (a Runnable; also callable as ``format_documents(docs)``)."""
 
-__all__ = ["documents_context", "format_documents"]
+__all__ = ["documents_context", "format_documents", "to_documents"]

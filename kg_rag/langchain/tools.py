@@ -30,10 +30,8 @@ from kg_rag.context.fence import fenced
 from kg_rag.context.render import quote_name
 from kg_rag.index.embeddings import embed_query
 from kg_rag.langchain.documents import format_documents
-from kg_rag.model.schema import canonical_key, upper_snake
 from kg_rag.query.params import QueryParams
-from kg_rag.query.paths import find_paths
-from kg_rag.query.seeds import resolve_names
+from kg_rag.query.paths import PathError, connect
 
 RETRIEVER_TOOL_DESCRIPTION = (
     "Search the knowledge graph built from the document collection. Input: a natural-language query. "
@@ -92,128 +90,60 @@ class PathQuery(BaseModel):
     target: str = Field(description="Name of the entity to reach")
     relation_types: list[str] | None = Field(default=None, description="Only follow these relation types")
     max_length: int = Field(default=4, ge=1, le=8, description="Maximum number of edges in a path")
-    direction: Literal["directed", "any"] = Field(
-        default="any", description="'directed': only source->target edges; 'any': edges may be read backwards"
+    direction: Literal["out", "in", "both"] = Field(
+        default="both",
+        description="'out': only edges read source->target; 'in': only edges read backwards; 'both': either way",
     )
-
-
-def resolve_entity(view: Any, embeddings: Any, name: str, min_similarity: float = 0.5) -> tuple[int, str]:
-    """Handle and display name of the entity best matching ``name``: exact canonical name first, else the
-    nearest embedding."""
-    key = canonical_key(name)
-    found = view.lookup_entities([key])
-    handle = found.get(key)
-    if handle is None:
-        info = view.info()
-        if info.entities:
-            q = embed_query(embeddings, name, info.dim or None)
-            hits = view.search("entities", q[0], 1, min_score=min_similarity)
-            if len(hits):
-                handle = int(hits.ids[0])
-    if handle is not None:
-        rec = view.entities([handle])[0]
-        if rec is not None:
-            return handle, rec.name
-    raise ValueError(f"no entity named {name!r} in the knowledge graph")
-
-
-def _walk_direction(asked: str, allowed: str) -> str | None:
-    """The path tool's direction within the retriever's ``direction`` (``None``: no edge may be walked)."""
-    forward = allowed in ("out", "both")
-    backward = asked == "any" and allowed in ("in", "both")
-    return "any" if forward and backward else "directed" if forward else "in" if backward else None
-
-
-def _allowed_types(asked: list[str] | None, p: QueryParams) -> list[str] | None:
-    """Relation types the walk may follow: the model's choice within the retriever's allow- and deny-lists
-    (``None``: any type the deny-list leaves)."""
-    if not asked:
-        return list(p.edge_types) if p.edge_types is not None else None
-    allow = None if p.edge_types is None else {upper_snake(t) for t in p.edge_types}
-    deny = {upper_snake(t) for t in p.exclude_edge_types}
-    kept = [t for t in asked if (allow is None or upper_snake(t) in allow) and upper_snake(t) not in deny]
-    if not kept:
-        limits = f"allowed: {', '.join(p.edge_types)}" if p.edge_types is not None else "they are excluded"
-        raise ToolException(f"relation types {', '.join(asked)} may not be followed in this search ({limits})")
-    return kept
 
 
 def make_path_tool(retriever: Any, name: str = "find_connection", limit: int = 5) -> StructuredTool:
     """A tool that lists directed paths between two named entities (the artifact holds the paths as dicts).
 
-    The walk honours the retriever's filters (``edge_types``, ``exclude_edge_types``, ``exclude_entities``,
-    ``direction``, ``use_synonyms``), with the run's ``configurable`` settings applied, as retrieval does:
-    an excluded entity or relation type never shows up in a path."""
+    The walk is :func:`kg_rag.query.paths.connect` under the retriever's walk settings (``edge_types``,
+    ``exclude_edge_types``, ``exclude_entities``, ``direction``, ``use_synonyms``), with the run's
+    ``configurable`` settings applied, as retrieval does: an excluded entity or relation type never shows up in
+    a path, and what the model can correct comes back to it as an error message."""
 
     def run(
         source: str,
         target: str,
         relation_types: list[str] | None = None,
         max_length: int = 4,
-        direction: str = "any",
+        direction: str = "both",
         *,
         config: RunnableConfig,
     ) -> tuple[str, list[dict[str, Any]]]:
-        p = _run_params(retriever, config)  # a bad configurable setting is the caller's error: raised
-        walk = _walk_direction(direction, p.direction)
-        if walk is None:
-            raise ToolException("this search only follows edges from target to source: use direction='any'")
-        types = _allowed_types(relation_types, p)
+        walk = _run_params(retriever, config).walk  # a bad configurable setting is the caller's error: raised
+        embed = lambda text: embed_query(retriever.embeddings, text)  # noqa: E731 - names not found exactly
         with retriever.backend.reader() as view:
             try:
-                s, s_name = resolve_entity(view, retriever.embeddings, source)
-                t, t_name = resolve_entity(view, retriever.embeddings, target)
-            except ValueError as exc:
+                found = connect(view, source, target, walk, relation_types=relation_types, max_length=max_length,
+                                direction=direction, limit=limit, embed=embed)  # fmt: skip
+            except PathError as exc:
                 raise ToolException(str(exc)) from exc
-            blocked = set(resolve_names(view, p.exclude_entities).values())
-            for asked, handle in ((source, s), (target, t)):
-                if handle in blocked:
-                    raise ToolException(f"{asked!r} is excluded from this knowledge graph search")
-            paths, names = find_paths(
-                view,
-                s,
-                t,
-                relation_types=types,
-                max_length=max_length,
-                direction=walk,
-                limit=limit,
-                use_synonyms=p.use_synonyms,
-                exclude_types=p.exclude_edge_types,
-                blocked=blocked,
-            )
-        if not paths:
-            types_used = f" using {', '.join(types)}" if types is not None else ""
-            limits = [f"not using {', '.join(p.exclude_edge_types)}"] if p.exclude_edge_types else []
-            limits += ["avoiding excluded entities"] if blocked else []
-            limits += {"directed": ["edges read forwards only"], "in": ["edges read backwards only"]}.get(walk, [])
-            under = f" ({'; '.join(limits)})" if limits else ""
-            ends = f"{quote_name(s_name)} to {quote_name(t_name)}"
-            return f"No path from {ends} within {max_length} edges{types_used}{under}.", []
-        lines = [render_path(names, path) for path in paths]
+        if not found.paths:
+            return found.why_none(), []
+        lines = [render_path(found.names, path) for path in found.paths]
         artifact = [
             {
                 "path": line,
                 "steps": [
-                    {
-                        "source": st.source,
-                        "relation_type": st.relation_type,
-                        "target": st.target,
-                        "relation_id": st.relation_id,
-                    }
+                    {"source": st.source, "relation_type": st.relation_type, "target": st.target,
+                     "relation_id": st.relation_id}  # fmt: skip
                     for st in path.steps
                 ],
             }
-            for line, path in zip(lines, paths)
+            for line, path in zip(lines, found.paths)
         ]
-        header = f"Paths from {quote_name(s_name)} to {quote_name(t_name)} (A -[TYPE]-> B: A is the source):"
-        return fenced(header + "\n" + "\n".join(lines)), artifact
+        ends = f"{quote_name(found.source)} to {quote_name(found.target)}"
+        return fenced(f"Paths from {ends} (A -[TYPE]-> B: A is the source):\n" + "\n".join(lines)), artifact
 
     async def arun(
         source: str,
         target: str,
         relation_types: list[str] | None = None,
         max_length: int = 4,
-        direction: str = "any",
+        direction: str = "both",
         *,
         config: RunnableConfig,
     ) -> tuple[str, list[dict[str, Any]]]:

@@ -1,19 +1,27 @@
-"""Directed path finding between two entities ("how is X connected to Y?").
+"""Directed path finding between two entities ("how is X connected to Y?"), under a query's filters.
 
 Breadth-first through the backend, collecting every shortest path up to ``max_length`` edges (then up to
-``limit`` of them). ``direction="directed"`` follows edges source -> target only; ``"any"`` may also walk an
-edge backwards, which the rendering shows as ``<-[TYPE]-`` — never inverted; ``"in"`` walks edges backwards
-only (a retriever restricted to ``direction="in"``).
+``limit`` of them). Direction has the vocabulary of the walk settings: ``"out"`` follows edges source -> target
+only; ``"in"`` walks edges backwards only; ``"both"`` may walk an edge either way — a backward step is rendered
+``<-[TYPE]-``, never inverted. :func:`connect` is what the path tool (and MCP) runs: it resolves the two names,
+narrows the walk to what the settings allow, and says in one line what the model can fix.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
+from kg_rag.context.render import quote_name
+from kg_rag.model.schema import canonical_key, upper_snake
+from kg_rag.query.params import WalkSettings
+from kg_rag.query.seeds import resolve_names
 from kg_rag.query.types import GraphPath, PathStep
 from kg_rag.store.base import EdgeFilter, QueryBackend
+
+DIRECTIONS = ("out", "in", "both")
 
 I64 = np.int64
 Step = tuple[int, int, int, str, bool]
@@ -26,7 +34,7 @@ def find_paths(
     *,
     relation_types: Sequence[str] | None = None,
     max_length: int = 4,
-    direction: str = "any",
+    direction: str = "both",
     limit: int = 5,
     use_synonyms: bool = True,
     exclude_types: Sequence[str] = (),
@@ -36,8 +44,8 @@ def find_paths(
 
     ``exclude_types`` (a deny-list of relation types) and ``blocked`` (entity handles never entered) let callers
     apply a retriever's filters to the walk."""
-    if direction not in ("directed", "any", "in"):
-        raise ValueError("direction must be 'directed', 'any' or 'in'")
+    if direction not in DIRECTIONS:
+        raise ValueError("direction must be 'out', 'in' or 'both'")
     if not 1 <= max_length <= 8:
         raise ValueError("max_length must be between 1 and 8")
     if limit < 1:
@@ -62,7 +70,7 @@ def find_paths(
             moves = []
             if direction != "in" and a in in_frontier:
                 moves.append((a, b, True))
-            if direction != "directed" and b in in_frontier:
+            if direction != "out" and b in in_frontier:
                 moves.append((b, a, False))
             for prev, node, fwd in moves:
                 if level.get(node, depth) != depth:
@@ -108,3 +116,117 @@ def find_paths(
         if e is not None:
             names[e.key] = e.name
     return paths, names
+
+
+class PathError(ValueError):
+    """An argument the caller (a model, through a tool) can correct: an unknown or excluded entity, a relation
+    type or direction the search may not follow."""
+
+
+def resolve_entity(
+    view: QueryBackend, name: str, embed: Callable[[str], np.ndarray] | None = None, min_similarity: float = 0.5
+) -> tuple[int, str]:
+    """Handle and display name of the entity best matching ``name``: the exact canonical name first, else (with
+    ``embed``, the query embedding function) the nearest entity embedding at least ``min_similarity`` away."""
+    key = canonical_key(name)
+    handle = view.lookup_entities([key]).get(key)
+    if handle is None and embed is not None and view.info().entities:
+        hits = view.search("entities", embed(name), 1, min_score=min_similarity)
+        if len(hits):
+            handle = int(hits.ids[0])
+    if handle is not None:
+        rec = view.entities(np.asarray([handle], dtype=I64))[0]
+        if rec is not None:
+            return handle, rec.name
+    raise PathError(f"no entity named {name!r} in the knowledge graph")
+
+
+def walk_direction(asked: str, allowed: str) -> str:
+    """The direction a walk may take: what was asked, within what the settings allow."""
+    if asked not in DIRECTIONS:
+        raise PathError(f"direction must be 'out', 'in' or 'both', got {asked!r}")
+    forward = asked in ("out", "both") and allowed in ("out", "both")
+    backward = asked in ("in", "both") and allowed in ("in", "both")
+    if not (forward or backward):
+        raise PathError(f"this search only follows edges {allowed!r}: ask for direction {allowed!r} or 'both'")
+    return "both" if forward and backward else "out" if forward else "in"
+
+
+def allowed_types(asked: Sequence[str] | None, edge_types: Sequence[str] | None, exclude: Sequence[str]) -> list | None:
+    """Relation types a walk may follow: those asked for within the allow- and deny-lists (``None``: any type
+    the deny-list leaves)."""
+    if not asked:
+        return list(edge_types) if edge_types is not None else None
+    allow = None if edge_types is None else {upper_snake(t) for t in edge_types}
+    deny = {upper_snake(t) for t in exclude}
+    kept = [t for t in asked if (allow is None or upper_snake(t) in allow) and upper_snake(t) not in deny]
+    if not kept:
+        limits = f"allowed: {', '.join(edge_types)}" if edge_types is not None else "they are excluded"
+        raise PathError(f"relation types {', '.join(asked)} may not be followed in this search ({limits})")
+    return kept
+
+
+@dataclass
+class Connection:
+    """What :func:`connect` found: the paths (shortest first), display names, the ends as resolved, and the
+    limits the walk ran under (to say why nothing was found)."""
+
+    source: str
+    target: str
+    paths: list[GraphPath]
+    names: dict[str, str]
+    max_length: int
+    direction: str
+    types: list[str] | None
+    excluded_types: tuple[str, ...] = ()
+    blocked: bool = False
+
+    def why_none(self) -> str:
+        """One line saying that no path was found, and under which limits."""
+        types = f" using {', '.join(self.types)}" if self.types is not None else ""
+        limits = [f"not using {', '.join(self.excluded_types)}"] if self.excluded_types else []
+        limits += ["avoiding excluded entities"] if self.blocked else []
+        limits += {"out": ["edges read forwards only"], "in": ["edges read backwards only"]}.get(self.direction, [])
+        under = f" ({'; '.join(limits)})" if limits else ""
+        ends = f"{quote_name(self.source)} to {quote_name(self.target)}"
+        return f"No path from {ends} within {self.max_length} edges{types}{under}."
+
+
+def connect(
+    view: QueryBackend,
+    source: str,
+    target: str,
+    walk: WalkSettings,
+    *,
+    relation_types: Sequence[str] | None = None,
+    max_length: int = 4,
+    direction: str = "both",
+    limit: int = 5,
+    embed: Callable[[str], np.ndarray] | None = None,
+) -> Connection:
+    """Directed paths between two named entities under ``walk`` (a :class:`~kg_rag.query.params.WalkSettings`:
+    its allow/deny types, excluded entities, direction and synonym setting). Raises :class:`PathError` for what
+    the caller can correct; an excluded entity or relation type never shows up in a path."""
+    way = walk_direction(direction, walk.direction)
+    types = allowed_types(relation_types, walk.edge_types, walk.exclude_edge_types)
+    s, s_name = resolve_entity(view, source, embed)
+    t, t_name = resolve_entity(view, target, embed)
+    blocked = set(resolve_names(view, walk.exclude_entities).values())
+    for asked, handle in ((source, s), (target, t)):
+        if handle in blocked:
+            raise PathError(f"{asked!r} is excluded from this knowledge graph search")
+    paths, names = find_paths(
+        view,
+        s,
+        t,
+        relation_types=types,
+        max_length=max_length,
+        direction=way,
+        limit=limit,
+        use_synonyms=walk.use_synonyms,
+        exclude_types=walk.exclude_edge_types,
+        blocked=blocked,
+    )
+    return Connection(
+        s_name, t_name, paths, names, max_length, way, types, tuple(walk.exclude_edge_types), bool(blocked)
+    )

@@ -75,12 +75,21 @@ class ScoredChunk:
     paths: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class StageRun:
+    """One stage of a query: the milliseconds it took, or (``ms`` is ``None``) why it was skipped."""
+
+    name: str
+    ms: float | None
+    skipped: str = ""
+
+
 @dataclass
 class RetrievalResult:
     """Everything one query produced, ranked: chunks, entities, paths and relations.
 
-    The engine fills the ranked parts; :func:`kg_rag.context.format_context` turns them into the budgeted
-    context, which the retriever stores in ``context`` (with the tokens per section in ``section_tokens``).
+    The engine fills it all: the ranked parts, and the budgeted ``context`` the answer model reads (with the
+    tokens per section in ``section_tokens`` and what made it in, ``formatted``).
     """
 
     query: str
@@ -99,3 +108,6 @@ class RetrievalResult:
     formatted: Any = None
     """The :class:`~kg_rag.context.format.FormattedContext` (what made it into ``context``), once formatted."""
     timings_ms: dict[str, float] = field(default_factory=dict)
+    """Milliseconds per stage that ran, and ``total`` (query embedding excluded)."""
+    stages: list[StageRun] = field(default_factory=list)
+    """Every stage of the pipeline, in order: its time, or why it was skipped."""

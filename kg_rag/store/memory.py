@@ -44,6 +44,12 @@ def _ids(values: Any) -> np.ndarray:
 class SnapshotBackend:
     """Serves queries from one snapshot; immutable, so every view is the backend itself."""
 
+    def __copy__(self) -> Any:  # a backend is a handle on shared, read-only data: copies share it
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        return self
+
     def __init__(self, snapshot: Snapshot) -> None:
         snapshot.check()
         self.snapshot = snapshot
@@ -453,6 +459,12 @@ class LiveBackend:
 
     ``embeddings`` embeds the text that edits add (unchanged text comes from the index's cache).
     """
+
+    def __copy__(self) -> Any:  # a backend is a handle on shared, read-only data: copies share it
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        return self
 
     def __init__(self, index: GraphIndex, embeddings: Any) -> None:
         self._embeddings = embeddings

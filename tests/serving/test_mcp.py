@@ -74,13 +74,13 @@ async def test_mcp_sdk_client_session(served_index, chat_env):
         assert "doc-01" in {d["metadata"]["chunk_id"] for d in docs}  # the passage that states the edge
 
         path = await session.call_tool(
-            "find_connection", {"source": "Directive 2023-07", "target": "Directive 2019-03", "direction": "directed"}
+            "find_connection", {"source": "Directive 2023-07", "target": "Directive 2019-03", "direction": "out"}
         )
         assert not path.isError and EDGE in path.content[0].text
         steps = path.structuredContent["artifact"][0]["steps"]
         assert (steps[0]["source"], steps[0]["target"]) == ("directive 2023-07", "directive 2019-03")
         backwards = await session.call_tool(
-            "find_connection", {"source": "Directive 2019-03", "target": "Directive 2023-07", "direction": "directed"}
+            "find_connection", {"source": "Directive 2019-03", "target": "Directive 2023-07", "direction": "out"}
         )
         assert "No path" in backwards.content[0].text  # direction is meaning: no edge leads that way
 
@@ -111,7 +111,7 @@ class ToolCallingFake(BaseChatModel):
         if not tool_results:
             call = {"name": "knowledge_graph_search", "args": {self.search_arg: QUESTION}, "id": "c1"}
         elif len(tool_results) == 1:
-            args = {"source": "Directive 2023-07", "target": "Directive 2019-03", "direction": "directed"}
+            args = {"source": "Directive 2023-07", "target": "Directive 2019-03", "direction": "out"}
             call = {"name": "find_connection", "args": args, "id": "c2"}
         else:
             text = tool_results[-1].text  # the text of its content blocks

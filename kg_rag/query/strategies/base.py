@@ -57,6 +57,10 @@ class Strategy:
 
     name: ClassVar[str] = ""
     expansion_decay: ClassVar[float] = 0.5
+    consumes: ClassVar[frozenset[str]] = frozenset({"expansion", "candidates"})
+    """What the strategy reads from :class:`StrategyInput` besides the seeds: ``expansion`` (the graph
+    expansion from the seeds) and ``candidates`` (the best chunks by dense similarity and BM25). A stage whose
+    output no strategy reads does not run (an unread expansion arrives empty)."""
 
     def score(self, s: StrategyInput) -> StrategyOutput:  # pragma: no cover - interface
         raise NotImplementedError
@@ -127,12 +131,16 @@ def make_strategy(value: Any) -> Strategy:
     raise ValueError(f"strategy must be a name, a dict or a Strategy, got {type(value).__name__}")
 
 
-def rank_top(scores: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the ``k`` largest finite scores, best first (ties: lower index first)."""
+def rank_top(scores: np.ndarray, k: int, tiebreak: np.ndarray | None = None) -> np.ndarray:
+    """Indices of the ``k`` largest finite scores, best first (ties: lower ``tiebreak`` value, else lower index
+    first)."""
     finite = np.flatnonzero(np.isfinite(scores))
     if finite.size == 0 or k <= 0:
         return np.zeros(0, dtype=np.int64)
     kk = min(k, finite.size)
+    if tiebreak is not None:  # all the tied scores at the cut must be seen to order them by the tiebreak
+        order = finite[np.lexsort((tiebreak[finite], -scores[finite]))]
+        return order[:kk]
     part = finite[np.argpartition(-scores[finite], kk - 1)[:kk]] if kk < finite.size else finite
     return part[np.lexsort((part, -scores[part]))]
 

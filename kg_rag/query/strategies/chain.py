@@ -117,6 +117,7 @@ class Chain(Strategy):
     """
 
     name = "chain"
+    consumes = frozenset({"candidates"})
 
     weight: float = 0.5
     """Boost a linked chunk by this times the relevance of the chunk it is linked from."""

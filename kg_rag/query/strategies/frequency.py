@@ -16,6 +16,7 @@ class Frequency(Strategy):
     over the chunks that mention at least one entity of the expanded subgraph (seed 003)."""
 
     name = "frequency"
+    consumes = frozenset({"expansion"})
 
     freq_weight: float = 0.4
     """Weight of how many subgraph entities a chunk mentions."""
@@ -34,6 +35,7 @@ class Frequency(Strategy):
         final = np.full(len(ws.chunks), -np.inf, dtype=np.float32)
         graph = self.freq_weight * norm_max(freq)  # the graph's part of the score (not the raw count)
         final[rows] = graph[rows] + self.sim_weight * ws.relevance(rows)
-        top = rank_top(final, ws.params.top_k_chunks)
+        # equal scores in chunk-handle order, not in the order the workspace happened to fetch the chunks
+        top = rank_top(final, ws.params.top_k_chunks, ws.chunks.ids)
         entity_scores = dict(zip(ex.nodes.tolist(), ex.score.tolist()))
         return StrategyOutput(top, final[top], graph[top].astype(np.float32), entity_scores)

@@ -17,6 +17,7 @@ class HybridPath(Strategy):
     (``graph_weight`` / ``dense_weight``)."""
 
     name = "path"
+    consumes = frozenset({"expansion", "candidates"})
 
     decay: float = 0.5
     """Score multiplier per hop away from a seed."""

@@ -48,6 +48,7 @@ class PPR(Strategy):
     """
 
     name = "ppr"
+    consumes = frozenset({"candidates"})
 
     facts: int = 5
     """Facts used as seeds (query-to-fact similarity)."""

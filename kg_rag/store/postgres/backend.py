@@ -131,6 +131,12 @@ ALLOWED = (
 class PostgresBackend:
     """Queries an index stored in PostgreSQL (see the module docstring)."""
 
+    def __copy__(self) -> Any:  # a backend is a handle on shared, read-only data: copies share it
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        return self
+
     def __init__(self, store: Any) -> None:
         self.store = store
         self.schema = store.schema

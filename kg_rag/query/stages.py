@@ -1,0 +1,375 @@
+"""The query pipeline as declared stages over one :class:`QueryState`.
+
+``filters → seeds → expand → candidates → score → fill → select → communities → context``
+
+Each stage reads what earlier stages put on the state and adds its own part. A stage runs only when something
+consumes what it gives: the scoring strategy declares what it reads (``Strategy.consumes``), so the graph
+expansion — a recursive CTE on PostgreSQL — runs for ``frequency`` and ``path`` and not for ``chain`` or
+``ppr`` (which walks on its own); ``fill`` runs only when the strategy returned fewer chunks than asked;
+``communities`` only when the index has reports and the context may show them. Each stage is timed on its own;
+``RetrievalResult.stages`` lists the stages that ran, with their times, and the ones skipped, with why.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kg_rag.context.format import format_context
+from kg_rag.context.render import render_path
+from kg_rag.model.schema import canonical_key, upper_snake
+from kg_rag.query.params import QueryParams
+from kg_rag.query.relation_match import matching_types, question_relation_words
+from kg_rag.query.seeds import Seeds, match_seeds, resolve_names
+from kg_rag.query.select import path_anchors, relation_paths, relation_rows, score_relations, select_entities
+from kg_rag.query.strategies import StrategyInput, StrategyOutput
+from kg_rag.query.strategies.base import rank_top
+from kg_rag.query.types import RetrievalResult, ScoredChunk, StageRun
+from kg_rag.query.workspace import Workspace
+from kg_rag.store.base import BackendInfo, EdgeFilter, Expansion, QueryBackend
+
+I64 = np.int64
+
+
+def edge_filter_for(view: QueryBackend, p: QueryParams) -> tuple[EdgeFilter, dict[str, int]]:
+    """The :class:`EdgeFilter` the settings' walk filters give on this view, and the excluded entities found
+    (canonical key -> handle). Every walk of a query — and the explorer's — is bounded by it."""
+    w = p.walk
+    excluded = resolve_names(view, w.exclude_entities)
+    edge_filter = EdgeFilter.build(w.edge_types, w.exclude_edge_types, w.direction, w.use_synonyms, excluded.values())
+    return edge_filter, excluded
+
+
+@dataclass
+class QueryState:
+    """One query on its way through the stages."""
+
+    view: QueryBackend
+    query: np.ndarray
+    text: str
+    params: QueryParams
+    info: BackendInfo
+    warnings: list[str] = field(default_factory=list)
+    edge_filter: EdgeFilter = field(default_factory=EdgeFilter)
+    ws: Workspace | None = None
+    seeds: Seeds = field(default_factory=Seeds)
+    expansion: Expansion | None = None
+    candidates: np.ndarray | None = None
+    scored: StrategyOutput | None = None
+    ranked: list[int] = field(default_factory=list)
+    """Local chunk positions, best first (at most ``top_k_chunks``), with their scores and graph shares."""
+    scores: list[float] = field(default_factory=list)
+    graph: list[float] = field(default_factory=list)
+    result: RetrievalResult | None = None
+    handles: list[int] = field(default_factory=list)
+    """The selected entities' handles (for the communities stage)."""
+    anchors: set[int] = field(default_factory=set)
+    """Question entities and the ends of shown relations: a community report must hold one of them."""
+    runs: list[StageRun] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------------------------- the stages
+def run_filters(s: QueryState) -> None:
+    """Resolve the filters' entity names, warn about names and types the index does not have, build the
+    workspace."""
+    p, view, info = s.params, s.view, s.info
+    s.edge_filter, excluded = edge_filter_for(view, p)
+    for label, names in (("include_entities", p.seeds.include_entities), ("exclude_entities", p.walk.exclude_entities)):
+        found = resolve_names(view, names) if label == "include_entities" else excluded
+        missing = [n for n in names if canonical_key(n) not in found]
+        if missing:
+            s.warnings.append(f"{label}: no entity named {', '.join(map(repr, missing))}")
+    known = info.relation_types
+    for label, types in (("edge_types", p.walk.edge_types or ()), ("exclude_edge_types", p.walk.exclude_edge_types)):
+        unknown = [t for t in types if upper_snake(t) not in known and t not in known]
+        if unknown:
+            s.warnings.append(f"{label}: no relation of type {', '.join(map(repr, unknown))} in the index")
+    if p.walk.edge_types is not None and not p.walk.edge_types:
+        s.warnings.append("edge_types is empty: no relation may be walked or shown")
+    levels = info.extra.get("community_levels")
+    level = p.communities.community_level
+    if level is not None and levels and level not in levels and p.context.community_share > 0:
+        shown = ", ".join(map(str, levels))
+        s.warnings.append(f"community_level {level}: the index has communities on levels {shown} only")
+    s.ws = Workspace(view, s.query, s.text, p, s.edge_filter)
+
+
+def run_seeds(s: QueryState) -> None:
+    """The entities the question is about, and the relation words it uses."""
+    ws = _ws(s)
+    s.seeds = match_seeds(s.view, s.query, s.text, s.params, s.edge_filter)
+    if s.params.select.relation_match > 0:
+        proper = np.fromiter(s.seeds.proper, dtype=I64, count=len(s.seeds.proper))
+        named = [e.name for e in s.view.entities(proper) if e]
+        ws.relation_words = question_relation_words(s.text, named)
+
+
+def run_expand(s: QueryState) -> None:
+    """Breadth-first expansion from the seeds under the walk filters (the backend's traversal)."""
+    ws, p = _ws(s), s.params
+    words = ws.relation_words
+    asked = matching_types(words, s.info.relation_types, s.info.version) if words else frozenset()
+    s.expansion = s.view.expand(
+        s.seeds.weights,
+        p.walk.max_hops,
+        s.edge_filter,
+        decay=p.select.strategy.expansion_decay,
+        max_frontier=p.walk.max_frontier,
+        prefer=asked,
+        prefer_weight=p.select.relation_match,
+    )
+
+
+def run_candidates(s: QueryState) -> None:
+    """The chunks considered before the graph adds any: best by dense similarity and by BM25."""
+    s.candidates = _ws(s).candidates(s.params.select.candidates)
+
+
+def run_score(s: QueryState) -> None:
+    """The strategy's ranking of chunks and its entity scores."""
+    seeds = s.seeds
+    empty = np.zeros(0, I64)
+    out = s.params.select.strategy.score(
+        StrategyInput(
+            _ws(s),
+            seeds.weights,
+            s.expansion if s.expansion is not None else Expansion.from_seeds({}),
+            s.candidates if s.candidates is not None else empty,
+            dict(seeds.similarity),
+            frozenset(seeds.named),
+            frozenset(seeds.proper),
+            frozenset(seeds.included),
+        )
+    )
+    k = s.params.select.top_k_chunks
+    s.scored = out
+    s.ranked = [int(x) for x in out.chunks[:k]]
+    s.scores = [float(x) for x in out.scores[:k]]
+    s.graph = [float(x) for x in out.graph_scores[:k]]
+
+
+def run_fill(s: QueryState) -> None:
+    """Fill up to ``top_k_chunks`` with the most relevant candidates (scores kept non-increasing)."""
+    ws, k = _ws(s), s.params.select.top_k_chunks
+    candidates = s.candidates if s.candidates is not None else ws.candidates(s.params.select.candidates)
+    if not candidates.size:
+        return
+    relevance = ws.relevance(candidates)
+    order = candidates[rank_top(relevance.astype(np.float64), candidates.size)]
+    floor = min(s.scores) if s.scores else np.inf
+    taken = set(s.ranked)
+    for pos in order.tolist():
+        if len(s.ranked) >= k:
+            break
+        if pos not in taken:
+            s.ranked.append(pos)
+            taken.add(pos)
+            floor = min(floor, float(ws.relevance(np.asarray([pos]))[0]))
+            s.scores.append(floor)  # keep the reported scores in the order the chunks come in
+            s.graph.append(0.0)
+
+
+def run_select(s: QueryState) -> None:
+    """The relations, paths and entities shown for this question, and the chunks with their records."""
+    ws, p, seeds, ranked = _ws(s), s.params, s.seeds, s.ranked
+    if not ranked:
+        unmatched = not seeds.weights and not p.select.fill_with_dense
+        why = "no entity matched it closely enough" if unmatched else "nothing matched it under these filters"
+        s.warnings.append(f"no chunk was retrieved for this query: {why}")
+    chosen = score_relations(ws, ranked, seeds, p)
+    ends = set(chosen.edges.src.tolist()) | set(chosen.edges.dst.tolist())
+    mentioned = ws.chunk_entities(ws.chunks.ids[np.asarray(ranked, dtype=I64)]).right if ranked else np.zeros(0, I64)
+    present = ends | set(mentioned.tolist())
+    allowed = ends if s.edge_filter.restricts_types else None
+    entity_scores = s.scored.entity_scores if s.scored is not None else {}
+    selected = select_entities(ws, entity_scores, seeds, p, present, allowed)
+    s.handles = [h for h, _ in selected]
+    s.anchors = set(seeds.weights) | ends
+    paths, path_names = relation_paths(ws, chosen, path_anchors(ws, seeds, p), p)
+    relations, rel_names = relation_rows(ws, chosen, s.handles, p)
+    names = {key: name for key, name in [*path_names.values(), *rel_names.values()]}
+    names.update({e.key: e.name for _, e in selected})
+    chunks = _chunks(ws, ranked, s.scores, s.graph, selected, paths, path_names)
+    s.result = RetrievalResult(s.text, chunks, [e for _, e in selected], paths, relations, names, [], s.warnings)
+
+
+def run_communities(s: QueryState) -> None:
+    """Reports of the communities that hold at least two of the selected entities, one of them a question
+    entity or an end of a shown relation (so a report earns its tokens), ranked by how many selected entities
+    they hold, then by rating (seed 004). A community around a single selected entity is out-network: on
+    MuSiQue such reports ("country, Aggabodhi I and 7 more" for the author of *Brand*) took half of the
+    section's slots and about 350 tokens a question, and 80 % of the reports left mention a supporting
+    passage's entity against 65 % before."""
+    view, c = s.view, s.params.communities
+    anchored = {cid for cid, _ in view.communities_for(np.asarray(sorted(s.anchors), dtype=I64), c.community_level)}
+    counts = [  # at most one community per selected entity and level, so this stays short
+        (cid, n)
+        for cid, n in view.communities_for(np.asarray(s.handles, dtype=I64), c.community_level)
+        if cid in anchored and n >= 2
+    ]
+    records = view.community_records([cid for cid, _ in counts])
+    ranked = sorted(
+        ((n, rec) for (_, n), rec in zip(counts, records) if rec is not None and rec.serves),
+        key=lambda x: (-x[0], -x[1].rating, x[1].id),
+    )
+    _result(s).communities = [rec for _, rec in ranked[: c.max_communities]]
+
+
+def run_context(s: QueryState) -> None:
+    """The token-budgeted context the answer model reads."""
+    result = _result(s)
+    formatted = format_context(result, s.params)
+    result.context, result.section_tokens, result.formatted = formatted.text, formatted.section_tokens, formatted
+
+
+# --------------------------------------------------------------------------------------------- when they run
+def _strategy_reads(what: str) -> Callable[[QueryState], str | None]:
+    def check(s: QueryState) -> str | None:
+        strategy = s.params.select.strategy
+        return None if what in strategy.consumes else f"the {strategy.name} strategy does not read it"
+
+    return check
+
+
+def _fill_needed(s: QueryState) -> str | None:
+    if not s.params.select.fill_with_dense:
+        return "fill_with_dense is off"
+    if len(s.ranked) >= s.params.select.top_k_chunks:
+        return "the strategy returned enough chunks"
+    return None
+
+
+def _communities_needed(s: QueryState) -> str | None:
+    p = s.params
+    if p.context.community_share <= 0 or p.communities.max_communities <= 0:
+        return "the context shows no community reports"
+    if not s.info.extra.get("communities"):
+        return "the index has no communities"
+    if not s.handles:
+        return "no entity was selected"
+    return None
+
+
+def _always(s: QueryState) -> str | None:
+    return None
+
+
+@dataclass(frozen=True)
+class Stage:
+    """A pipeline stage: its name, what it does to the state, and when it is needed (``None``) or skipped
+    (the reason)."""
+
+    name: str
+    run: Callable[[QueryState], None]
+    needed: Callable[[QueryState], str | None] = _always
+
+
+PIPELINE: tuple[Stage, ...] = (
+    Stage("filters", run_filters),
+    Stage("seeds", run_seeds),
+    Stage("expand", run_expand, _strategy_reads("expansion")),
+    Stage("candidates", run_candidates, _strategy_reads("candidates")),
+    Stage("score", run_score),
+    Stage("fill", run_fill, _fill_needed),
+    Stage("select", run_select),
+    Stage("communities", run_communities, _communities_needed),
+    Stage("context", run_context),
+)
+"""The stages of a query, in order."""
+
+
+def run_pipeline(view: QueryBackend, query: np.ndarray, text: str, params: QueryParams) -> RetrievalResult:
+    """Run the stages for one query inside one read view; the result carries the context and the stage log."""
+    info = view.info()
+    if info.dim and query.size != info.dim:
+        raise ValueError(f"the query vector has dimension {query.size}, the index has {info.dim}")
+    state = QueryState(view, query, text, params, info)
+    if info.chunks == 0:
+        state.warnings.append("the index has no chunks")
+        result = RetrievalResult(text, [], [], [], [], warnings=state.warnings)
+        result.stages = [StageRun(st.name, None, "the index has no chunks") for st in PIPELINE]
+        return result
+    t_start = time.perf_counter()
+    for stage in PIPELINE:
+        why = stage.needed(state)
+        if why is not None:
+            state.runs.append(StageRun(stage.name, None, why))
+            continue
+        t0 = time.perf_counter()
+        stage.run(state)
+        state.runs.append(StageRun(stage.name, 1000 * (time.perf_counter() - t0)))
+    result = _result(state)
+    result.stages = state.runs
+    result.timings_ms = {r.name: r.ms for r in state.runs if r.ms is not None}
+    result.timings_ms["total"] = 1000 * (time.perf_counter() - t_start)
+    return result
+
+
+# --------------------------------------------------------------------------------------------- helpers
+def _ws(s: QueryState) -> Workspace:
+    if s.ws is None:  # pragma: no cover - the filters stage always runs first
+        raise ValueError("the filters stage has not run")
+    return s.ws
+
+
+def _result(s: QueryState) -> RetrievalResult:
+    if s.result is None:  # pragma: no cover - the select stage always runs before
+        raise ValueError("the select stage has not run")
+    return s.result
+
+
+def _chunks(ws: Workspace, ranked, scores, graph, selected, paths, path_names) -> list[ScoredChunk]:
+    """The ranked chunks with their records, the seeds they mention and the paths that reach them."""
+    if not ranked:
+        return []
+    handles = ws.chunks.ids[np.asarray(ranked, dtype=I64)]
+    records = ws.view.chunks(handles)
+    dense = ws.dense(np.asarray(ranked, dtype=I64))
+    mentions = ws.chunk_entities(handles)
+    by_chunk: dict[int, set[int]] = {}
+    for c, e in zip(mentions.left.tolist(), mentions.right.tolist()):
+        by_chunk.setdefault(c, set()).add(e)
+    seed_keys = {h: e.key for h, e in selected if e.seed}
+    handle_of = {key: h for h, (key, _) in path_names.items()}
+    names = {key: name for key, name in path_names.values()}
+    rendered = [({handle_of[k] for k in pa.nodes if k in handle_of}, render_path(names, pa)) for pa in paths]
+    out = []
+    for i, (h, rec) in enumerate(zip(handles.tolist(), records)):
+        if rec is None:
+            continue  # removed by a concurrent edit between ranking and reading
+        ents = by_chunk.get(h, set())
+        out.append(
+            ScoredChunk(
+                id=rec.id,
+                text=rec.text,
+                doc_id=rec.doc_id,
+                score=scores[i],
+                metadata=dict(rec.metadata),
+                graph_score=graph[i],
+                dense_score=float(dense[i]),
+                entities=[seed_keys[e] for e in ents if e in seed_keys],
+                paths=[text for nodes, text in rendered if nodes & ents],
+            )
+        )
+    return out
+
+
+def describe(result: RetrievalResult) -> list[str]:
+    """The stage log as lines (``kg-rag query --explain``): each stage that ran with its time, each skipped
+    one with why."""
+    lines = []
+    for run in result.stages:
+        if run.ms is None:
+            lines.append(f"  {run.name:<12} skipped: {run.skipped}")
+        else:
+            lines.append(f"  {run.name:<12} {run.ms:8.2f} ms")
+    total = result.timings_ms.get("total")
+    if total is not None:
+        lines.append(f"  {'total':<12} {total:8.2f} ms (query embedding excluded)")
+    return lines
+
+
+__all__ = ["PIPELINE", "QueryState", "Stage", "describe", "edge_filter_for", "run_pipeline"]
