@@ -11,7 +11,6 @@ concurrent queries share it without locks.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -304,6 +303,3 @@ class Snapshot:
     def dim(self) -> int:
         return max(self.entities.dim, self.facts.dim, self.chunks.dim)
 
-
-def chunk_rows(cg: CompiledGraph, chunk_ids: Sequence[str]) -> list[int]:
-    return [cg.chunk_lookup[c] for c in chunk_ids if c in cg.chunk_lookup]

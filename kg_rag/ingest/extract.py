@@ -215,9 +215,6 @@ class ExtractionRun:
     failures: dict[str, BaseException] = field(default_factory=dict)
     usage: Usage = field(default_factory=Usage)
 
-    def __iter__(self):  # (results, failures) unpacking, as before
-        return iter((self.results, self.failures))
-
 
 class LLMExtractor:
     """Extracts entities and directed typed relations from chunks with a LangChain chat model.
