@@ -11,6 +11,7 @@ import numpy as np
 from kg_rag.query.params import QueryParams
 from kg_rag.query.relation_match import matches
 from kg_rag.query.seeds import Seeds
+from kg_rag.query.senses import same_thing
 from kg_rag.query.types import GraphPath, PathStep, RelationRow, ScoredEntity
 from kg_rag.query.workspace import Workspace
 from kg_rag.store.base import EdgeSet
@@ -309,7 +310,8 @@ def relation_paths(
     to" is answered by ``REPORTS_TO`` after ``REPORTS_TO``, whose later steps are stated by lower-ranked chunks.
 
     A path walks an edge forwards or — when the query's direction allows — backwards, and is scored by its
-    weakest step; a path is shown only when it adds a relation the paths before it did not show.
+    weakest step; a path is shown only when it adds a relation the paths before it did not show. Two relations
+    are joined at an entity only when they are about the same thing there (:func:`~kg_rag.query.senses.same_thing`).
     """
     if p.max_paths == 0 or p.max_hops == 0 or not len(chosen) or not anchors:
         return [], {}
@@ -320,6 +322,7 @@ def relation_paths(
     score = chosen.score[strong]
     sure = score >= PATH_STEP_FLOOR * top
     direction = ws.edge_filter.direction
+    joins = same_thing(ws.view, edges.ids, edges.src, edges.dst)
     adjacency: dict[int, list[tuple[int, int, bool]]] = {}
     for i, (a, b) in enumerate(zip(edges.src.tolist(), edges.dst.tolist())):
         if direction in ("out", "both"):
@@ -335,6 +338,8 @@ def relation_paths(
                 if nxt in visited:
                     continue
                 if not sure[i] and not _continues_chain(edges, steps, i, fwd):
+                    continue
+                if steps and not joins(steps[-1][0], i, node):
                     continue
                 extended = True
                 walk(nxt, [*steps, (i, fwd)], visited | {nxt}, min(weakest, float(score[i])), start)
