@@ -21,7 +21,7 @@ from kg_rag.model.schema import canonical_key, upper_snake
 from kg_rag.query.history import MAX_QUERY_CHARS, fold_history, validate_query
 from kg_rag.query.params import QueryParams
 from kg_rag.query.relation_match import matching_types, question_relation_words
-from kg_rag.query.seeds import match_seeds, resolve_names
+from kg_rag.query.seeds import match_seeds, resolve_names, unmatched_reason
 from kg_rag.query.select import path_anchors, relation_paths, relation_rows, score_relations, select_entities
 from kg_rag.query.strategies import StrategyInput
 from kg_rag.query.strategies.base import rank_top
@@ -173,7 +173,7 @@ def _run(view: QueryBackend, q: np.ndarray, query_text: str, p: QueryParams) -> 
                 graph.append(0.0)
     if not ranked:
         unmatched = not seeds.weights and not p.fill_with_dense
-        why = "no entity matched it closely enough" if unmatched else "nothing matched it under these filters"
+        why = unmatched_reason(view, seeds, p) if unmatched else "nothing matched it under these filters"
         warnings.append(f"no chunk was retrieved for this query: {why}")
     t_score = time.perf_counter()
 

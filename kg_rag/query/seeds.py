@@ -211,3 +211,19 @@ def match_seeds(view: QueryBackend, q: np.ndarray, query_text: str, p: QueryPara
             out.proper.add(n)
             out.included.add(n)
     return out
+
+
+def unmatched_reason(view: QueryBackend, seeds: Seeds, p: QueryParams) -> str:
+    """Why no entity seeded a query, for the warning: the threshold and the closest entity, so a user of the
+    ``seed003`` preset (similarity >= 0.7, no dense fallback) sees that nothing was close enough rather than a
+    silent empty result."""
+    if not seeds.similarity:
+        return "no entity matched it (the index has no entity vectors, or entity matching is off)"
+    best = max(seeds.similarity, key=lambda h: (seeds.similarity[h], -h))
+    record = view.entities(np.asarray([best], dtype=np.int64))[0]
+    name = record.name if record is not None else "?"
+    return (
+        f"no entity is at least {p.similarity_threshold:g} similar to it (the closest, {name!r}, is "
+        f"{seeds.similarity[best]:.3f}) and fill_with_dense is off; lower similarity_threshold, or use the "
+        "default preset"
+    )
