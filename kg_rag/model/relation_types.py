@@ -277,8 +277,9 @@ class RelationTyper:
             surfaces.setdefault(form.key, Counter())[form.surface] += predicates[p]
         types: dict[tuple[str, ...], str] = {}
         for key, counter in surfaces.items():
-            surface = min(counter, key=lambda s: (-counter[s], len(s), s))
-            types[key] = display_type(surface)
+            surface = _usual(counter)
+            if surface is not None:  # a key whose every surface is a bare word ("near", "less") is no type
+                types[key] = display_type(surface)
         heads: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         head_support: Counter[tuple[str, ...]] = Counter()
         head_surfaces: dict[tuple[str, ...], Counter[tuple[str, ...]]] = {}
@@ -303,16 +304,15 @@ class RelationTyper:
             return curated
         if self.strict:
             return RELATED
-        if support[form.key] >= self.min_support:
+        if support[form.key] >= self.min_support and form.key in types:
             return types[form.key]
         h_surface, h_key = heads[p]
         if h_key in self.patterns:
             return self.patterns[h_key]
-        if support[h_key] >= self.min_support:
+        if support[h_key] >= self.min_support and h_key in types:
             return types[h_key]
-        if h_key and head_support[h_key] >= self.min_support:
-            counter = head_surfaces[h_key]
-            return display_type(min(counter, key=lambda s: (-counter[s], len(s), s)))
+        if h_key and head_support[h_key] >= self.min_support and (usual := _usual(head_surfaces[h_key])):
+            return display_type(usual)
         noun = _relational_noun(form, h_surface)
         if noun is not None:  # "is the mayor of", "widow of": the noun names the relation, "of" alone does not
             return display_type(noun)
@@ -320,9 +320,10 @@ class RelationTyper:
         if passive is not None:
             negated = tuple(w for w in form.surface if w in NEGATION)[:1]
             p_key = (*negated, *(w if w in PREPOSITIONS else lemma(w) for w in passive))
-            return types[p_key] if support[p_key] >= self.min_support else display_type(negated + passive)
+            attested = support[p_key] >= self.min_support and p_key in types
+            return types[p_key] if attested else display_type(negated + passive)
         verb = h_key[:1]
-        if verb and verb[0] not in PREPOSITIONS and support[verb] >= self.min_support:
+        if verb and verb[0] not in PREPOSITIONS and support[verb] >= self.min_support and verb in types:
             return types[verb]
         word = _rare_head(p, h_surface, form)
         if word is not None:  # "annexed", "detonated", "located inside": rare, but the word names the relation
@@ -366,6 +367,13 @@ def names_relation(relation_type: str | None) -> bool:
     return any(w not in BARE_WORDS for w in words)
 
 
+def _usual(counter: Counter[tuple[str, ...]]) -> tuple[str, ...] | None:
+    """The most used surface of a key that names a relation (``neared``, not the preposition ``near`` that
+    shares its lemma key); ``None`` when none does."""
+    naming = [s for s in counter if names_relation(display_type(s))]
+    return min(naming, key=lambda s: (-counter[s], len(s), s)) if naming else None
+
+
 def _rare_head(predicate: str, h_surface: tuple[str, ...], form: PredicateForm) -> tuple[str, ...] | None:
     """The head phrase of a predicate too rare for any shared type, when it still names a relation: one content
     word (with its negation, and its final preposition when that follows it: ``fluent in``, but ``launched the
@@ -383,6 +391,7 @@ def _rare_head(predicate: str, h_surface: tuple[str, ...], form: PredicateForm) 
     if (
         not word.isalpha()
         or word in FUNCTION_WORDS
+        or word in COMPARATIVES
         or (word.endswith("ly") and not word.endswith("ply") and len(word) > 4)
     ):
         return None  # "by", "the", "him", "very": no relation named

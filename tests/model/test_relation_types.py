@@ -45,6 +45,14 @@ def test_fit_never_types_a_relation_with_a_bare_preposition():
         assert types[nothing] == RELATED, nothing
 
 
+def test_a_verb_sharing_its_lemma_with_a_preposition_keeps_its_own_word():
+    """ "neared" and the preposition "near" share the lemma key ``near``; the type is the verb's, and a bare
+    comparison ("less common in") names nothing (MuSiQue had NEAR and LESS)."""
+    types = RelationTyper(min_support=3).fit({"near": 3, "is near": 2, "neared": 1, "less": 3, "less common in": 1})
+    assert types["neared"] == "NEARED"
+    assert (types["near"], types["is near"], types["less"], types["less common in"]) == (RELATED,) * 4
+
+
 def test_one_predicate_alone_is_never_typed_as_a_preposition():
     typer = RelationTyper()
     assert (typer("is in"), typer("of"), typer("less than")) == (RELATED, RELATED, RELATED)
