@@ -237,7 +237,8 @@ def test_a_query_that_retrieves_nothing_says_why(bow_embeddings, demo_index):
     r = EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings, preset="seed003")
     result = r.retrieve("zebra quantum marmalade")
     assert not result.chunks
-    assert "no chunk was retrieved for this query: no entity matched it closely enough" in result.warnings
+    (warning,) = result.warnings  # issue 26: the threshold and the closest entity, not a bare "nothing matched"
+    assert warning.startswith("no chunk was retrieved for this query: no entity is at least 0.7 similar to it")
 
 
 def test_a_folder_that_is_not_an_index_is_refused_before_any_work(tmp_path, capsys):

@@ -35,3 +35,8 @@ def test_evaluation_notebook_executes(tmp_path, monkeypatch):
     )
     assert "slice: 3 questions" in outputs
     assert "`kg-rag`" in outputs and "R@5" in outputs
+    # the plots are shown (issue 29: matplotlib.use("Agg") had suppressed every one): the recorded run, its
+    # graph half, the single steps and the live slice
+    images = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.get("outputs", [])]
+    images = [o for o in images if "image/png" in o.get("data", {})]
+    assert len(images) >= 4, len(images)

@@ -234,7 +234,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
         print(f"{'communities':20s} {payload['communities']} ({payload['stale_communities']} stale)")
     print(f"{'embedding_model':20s} {payload['embedding_model']} (dim {payload['dim']})")
     share = typed_share(payload["relation_types"])  # from the counts, as retype does (not the rounded JSON value)
-    print(f"{'typed_share':20s} {'-' if share is None else f'{100 * share:.1f}%'} (not RELATED)")
+    print(f"{'typed_share':20s} {'-' if share is None else f'{100 * share:.1f}%'} (not RELATED or a bare preposition)")
     print(f"{'type_vocabulary':20s} {payload['type_vocabulary']} relation types")
     types = list(payload["relation_types"].items())
     shown = types if args.types else types[: args.top]

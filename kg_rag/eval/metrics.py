@@ -19,10 +19,43 @@ def normalise_answer(text: str) -> str:
     return " ".join(_ARTICLES.sub(" ", text).split())
 
 
+SHORT_CODE_LETTERS = 3
+"""An answer of at most this many letters and no digit ("NO", "it", "UK", "G B") is a code or abbreviation."""
+
+
+def _words_as_written(text: str) -> str:
+    """Text without punctuation, case kept, single spaces: "the U.S. flag" -> "the US flag"."""
+    return " ".join("".join(ch for ch in str(text) if ch not in string.punctuation).split())
+
+
+def _short_code(answer: str) -> str | None:
+    """The form in which a short answer must appear: a code in capitals ("no" and "NO" -> "NO") or, written in
+    mixed case ("Oz"), as written; ``None`` for a longer answer or one with a digit."""
+    letters = [ch for ch in str(answer) if ch.isalnum()]
+    if not letters or len(letters) > SHORT_CODE_LETTERS or any(ch.isdigit() for ch in letters):
+        return None
+    written = _words_as_written(answer)
+    lower, upper = written.lower() == written, written.upper() == written
+    return written.upper() if lower or upper else written
+
+
 def answer_in_text(answers: Sequence[str], text: str) -> bool:
-    """True when any normalised answer occurs (on word boundaries) in the normalised text."""
+    """True when any answer occurs as whole words in the text (SQuAD-normalised). A short code (at most
+    ``SHORT_CODE_LETTERS`` letters: "NO" for Norway, "IT" for Italy, "US") counts only as written in capitals,
+    case kept — lower-cased it is the word "no", "it" or "us" of any sentence."""
     hay = f" {normalise_answer(text)} "
-    return any(f" {a} " in hay for a in (normalise_answer(x) for x in answers) if a)
+    written = None
+    for answer in answers:
+        code = _short_code(answer)
+        if code is not None:
+            written = written if written is not None else f" {_words_as_written(text)} "
+            if f" {code} " in written:
+                return True
+            continue
+        norm = normalise_answer(answer)
+        if norm and f" {norm} " in hay:
+            return True
+    return False
 
 
 def recall_at(ranked: Sequence[str], gold: Sequence[str], k: int) -> float:

@@ -22,6 +22,7 @@ from kg_rag.eval.metrics import (
     reciprocal_rank,
     set_f1,
 )
+from kg_rag.model.relation_types import names_relation
 from kg_rag.model.schema import canonical_key
 from kg_rag.store.base import EdgeFilter, QueryBackend
 
@@ -84,8 +85,10 @@ def graph_context_metrics(
     shown path). Reachable: gold relations that the returned passages state (``stated``, the ids of the
     relations evidenced in them) or that reach the context anyway (a relation between two entities the question
     names is shown whatever passage states it): the recall a perfect choice of rows would reach, an upper bound of
-    recall that tells a selection that misses from passages that were never found. Typed share: shown rows whose type is
-    not ``RELATED``. Gold paths: shown paths whose every step is gold. Rows and tokens: what the context holds.
+    recall that tells a selection that misses from passages that were never found. Typed share: shown rows whose type
+    names a relation (:func:`~kg_rag.model.relation_types.names_relation`: not ``RELATED``, and not a bare function
+    word such as ``IN`` or ``THAN``). Gold paths: shown paths whose every step is gold. Rows and tokens: what the
+    context holds.
     """
     rows = list(formatted.relations)
     types = {r.relation_id: r.relation_type for r in result.relations}
@@ -104,7 +107,7 @@ def graph_context_metrics(
         "gold_relation_reachable": (len(gold & (stated | reached)) / len(gold))
         if gold and stated is not None
         else math.nan,
-        "typed_relation_share": (sum(types.get(r) != "RELATED" for r in rows) / len(rows)) if rows else math.nan,
+        "typed_relation_share": (sum(names_relation(types.get(r)) for r in rows) / len(rows)) if rows else math.nan,
         "gold_path_share": (
             sum(all(s.relation_id in gold for s in pa.steps) for pa in shown_paths) / len(shown_paths)
             if shown_paths

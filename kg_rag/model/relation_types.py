@@ -12,12 +12,13 @@ A rarer predicate falls back, in order, to: its head phrase (``is the largest ci
 ``played an important role in`` -> ``play in``) when that is attested often enough; for a passive, its
 participle and ``by`` (``has music written by`` -> ``WRITTEN_BY``, ``was superseded by`` -> ``SUPERSEDED_BY``)
 and for a relational noun its noun and ``of`` (``is the mayor of`` -> ``MAYOR_OF``, ``widow of`` -> ``WIDOW_OF``),
-even when rare, because ``by`` and ``of`` alone name no relation; its preposition
-family (``facilitated the formation of`` -> ``OF``); its head verb when that is attested; else the head word
-itself, however rare (``annexed`` -> ``ANNEXED``, ``located inside`` -> ``LOCATED_INSIDE``), since a word that
-names a relation says more than ``RELATED``. ``RELATED`` is left for predicates with no usable word (empty, an
-adverb, a capitalised name in the predicate slot). The original predicate is always kept on the relation, so
-nothing is lost by typing.
+even when rare, because ``by`` and ``of`` alone name no relation; its head verb when that is attested
+(``facilitated the formation of`` -> ``FACILITATED``); else the head word itself, however rare (``annexed`` ->
+``ANNEXED``, ``located inside`` -> ``LOCATED_INSIDE``), since a word that names a relation says more than
+``RELATED``. A preposition, conjunction or other function word is never a type on its own: ``is in``, ``of`` or
+``less than`` name no relation (:func:`names_relation`), so they stay ``RELATED``, as do predicates with no
+usable word at all (empty, an adverb, a capitalised name in the predicate slot). The original predicate is
+always kept on the relation, so nothing is lost by typing.
 """
 
 from __future__ import annotations
@@ -198,7 +199,14 @@ def display_type(surface: Iterable[str]) -> str:
 
 
 def _meaningful(form: PredicateForm) -> bool:
-    return any(sum(ch.isalnum() for ch in w) >= 2 for w in form.surface)
+    """Whether a cleaned predicate names a relation: a lone copula or *have* does (``IS_A``, ``HAS``); otherwise
+    it needs a word that is not a function word (``is in``, ``of``, ``more than`` name none)."""
+    words = [w for w in form.surface if sum(ch.isalnum() for ch in w) >= 2]
+    if not words:
+        return False
+    if len(form.surface) == 1 and (form.surface[0] in BE or form.surface[0] in HAVE):
+        return True
+    return any(w not in BARE_WORDS for w in words)
 
 
 class RelationTyper:
@@ -252,9 +260,10 @@ class RelationTyper:
         """Types for a whole corpus of predicates (predicate -> how many relations use it).
 
         Variants merge on their key; a key used by fewer than ``min_support`` relations falls back to its
-        head phrase, then its preposition family, then its head verb (keeping the final preposition, so
-        merges never cross direction); when none of those is attested, its own head word, unless that names no
-        relation (a function word, an adverb, a capitalised name): then ``RELATED``.
+        head phrase, then its head verb (keeping the final preposition, so merges never cross direction); when
+        none of those is attested, its own head word, unless that names no relation (a function word, an
+        adverb, a capitalised name): then ``RELATED``. A preposition alone is never a type (``THAN``, ``IN``):
+        it says how two things relate only together with a word it attaches to.
         """
         forms = {p: analyse(p) for p in predicates if p and str(p).strip()}
         plain_surfaces = {f.surface: f.key for f in forms.values() if f.key[:1] != (NOUN_PHRASE,)}
@@ -268,8 +277,9 @@ class RelationTyper:
             surfaces.setdefault(form.key, Counter())[form.surface] += predicates[p]
         types: dict[tuple[str, ...], str] = {}
         for key, counter in surfaces.items():
-            surface = min(counter, key=lambda s: (-counter[s], len(s), s))
-            types[key] = display_type(surface)
+            surface = _usual(counter)
+            if surface is not None:  # a key whose every surface is a bare word ("near", "less") is no type
+                types[key] = display_type(surface)
         heads: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         head_support: Counter[tuple[str, ...]] = Counter()
         head_surfaces: dict[tuple[str, ...], Counter[tuple[str, ...]]] = {}
@@ -281,16 +291,12 @@ class RelationTyper:
                 heads[p] = (h_surface, h_key)
                 head_support[h_key] += predicates[p]
                 head_surfaces.setdefault(h_key, Counter())[h_surface] += predicates[p]
-        family_support: Counter[str] = Counter()  # how often each preposition ends a predicate at all
-        for p, form in forms.items():
-            if form.preposition:
-                family_support[form.preposition] += predicates[p]
         out: dict[str, str] = {}
         for p, form in forms.items():
-            out[p] = self._fit_one(p, form, support, types, heads, head_support, head_surfaces, family_support)
+            out[p] = self._fit_one(p, form, support, types, heads, head_support, head_surfaces)
         return out
 
-    def _fit_one(self, p, form, support, types, heads, head_support, head_surfaces, family_support) -> str:
+    def _fit_one(self, p, form, support, types, heads, head_support, head_surfaces) -> str:
         if not _meaningful(form):
             return RELATED
         curated = self._curated(form)
@@ -298,16 +304,15 @@ class RelationTyper:
             return curated
         if self.strict:
             return RELATED
-        if support[form.key] >= self.min_support:
+        if support[form.key] >= self.min_support and form.key in types:
             return types[form.key]
         h_surface, h_key = heads[p]
         if h_key in self.patterns:
             return self.patterns[h_key]
-        if support[h_key] >= self.min_support:
+        if support[h_key] >= self.min_support and h_key in types:
             return types[h_key]
-        if h_key and head_support[h_key] >= self.min_support:
-            counter = head_surfaces[h_key]
-            return display_type(min(counter, key=lambda s: (-counter[s], len(s), s)))
+        if h_key and head_support[h_key] >= self.min_support and (usual := _usual(head_surfaces[h_key])):
+            return display_type(usual)
         noun = _relational_noun(form, h_surface)
         if noun is not None:  # "is the mayor of", "widow of": the noun names the relation, "of" alone does not
             return display_type(noun)
@@ -315,14 +320,12 @@ class RelationTyper:
         if passive is not None:
             negated = tuple(w for w in form.surface if w in NEGATION)[:1]
             p_key = (*negated, *(w if w in PREPOSITIONS else lemma(w) for w in passive))
-            return types[p_key] if support[p_key] >= self.min_support else display_type(negated + passive)
-        prep = form.preposition
-        if prep and family_support[prep] >= self.min_support:
-            return display_type([prep])
+            attested = support[p_key] >= self.min_support and p_key in types
+            return types[p_key] if attested else display_type(negated + passive)
         verb = h_key[:1]
-        if verb and verb[0] not in PREPOSITIONS and support[verb] >= self.min_support:
+        if verb and verb[0] not in PREPOSITIONS and support[verb] >= self.min_support and verb in types:
             return types[verb]
-        word = _rare_head(p, h_surface)
+        word = _rare_head(p, h_surface, form)
         if word is not None:  # "annexed", "detonated", "located inside": rare, but the word names the relation
             return display_type(word)
         return RELATED
@@ -342,14 +345,45 @@ FUNCTION_WORDS = (
 )
 """Words that name no relation on their own: a rare predicate reduced to one of them stays ``RELATED``."""
 
+COMPARATIVES = frozenset("more less fewer most least".split())
+"""Quantity words that, with ``than``, only compare (``more than``, ``less than``): no relation named."""
 
-def _rare_head(predicate: str, h_surface: tuple[str, ...]) -> tuple[str, ...] | None:
+BARE_WORDS = (FUNCTION_WORDS - BE - HAVE) | NEGATION | COMPARATIVES
+"""Words a predicate needs more than (``is in``, ``not of``, ``less than``): prepositions, conjunctions, articles,
+pronouns, auxiliaries, filler adverbs, negation and bare comparatives. A lone copula (``IS_A``) or *have*
+(``HAS``) still names a relation: class membership, possession."""
+
+
+def names_relation(relation_type: str | None) -> bool:
+    """Whether a relation type names a relation: not ``RELATED`` (nor a synonym link), and not made only of
+    function words (``IN``, ``OF``, ``THAN``, ``NOT_IN``, ``MORE_THAN``). This is what "typed" means in the
+    index statistics and the evaluation: a type that is only a preposition says no more than ``RELATED``.
+    ``IS_A`` and ``HAS`` name class membership and possession."""
+    if not relation_type or relation_type in (RELATED, SYNONYM):
+        return False
+    if relation_type in ("IS_A", "HAS"):
+        return True
+    words = [w for w in relation_type.casefold().split("_") if w]
+    return any(w not in BARE_WORDS for w in words)
+
+
+def _usual(counter: Counter[tuple[str, ...]]) -> tuple[str, ...] | None:
+    """The most used surface of a key that names a relation (``neared``, not the preposition ``near`` that
+    shares its lemma key); ``None`` when none does."""
+    naming = [s for s in counter if names_relation(display_type(s))]
+    return min(naming, key=lambda s: (-counter[s], len(s), s)) if naming else None
+
+
+def _rare_head(predicate: str, h_surface: tuple[str, ...], form: PredicateForm) -> tuple[str, ...] | None:
     """The head phrase of a predicate too rare for any shared type, when it still names a relation: one content
-    word (with its negation and final preposition) — not a preposition, pronoun or other function word (``by``,
-    ``him``), not an adverb (``repeatedly``) — written in lower case: a capitalised lone word (``California``)
-    is a name the extractor put in the wrong slot."""
+    word (with its negation, and its final preposition when that follows it: ``fluent in``, but ``launched the
+    career of`` -> ``launched``) — not a preposition, pronoun or other function word (``by``, ``him``), not an
+    adverb (``repeatedly``) — written in lower case: a capitalised lone word (``California``) is a name the
+    extractor put in the wrong slot."""
     content = [w for w in h_surface if w not in NEGATION]
     if len(content) == 2 and content[-1] in PREPOSITIONS and content[0] not in PREPOSITIONS:
+        if len(form.surface) >= 2 and form.surface[-2] != content[0]:  # the preposition belongs to another word
+            h_surface = tuple(w for w in h_surface if w != content[-1])
         content = content[:1]
     if len(content) != 1:
         return None
@@ -357,6 +391,7 @@ def _rare_head(predicate: str, h_surface: tuple[str, ...]) -> tuple[str, ...] | 
     if (
         not word.isalpha()
         or word in FUNCTION_WORDS
+        or word in COMPARATIVES
         or (word.endswith("ly") and not word.endswith("ply") and len(word) > 4)
     ):
         return None  # "by", "the", "him", "very": no relation named

@@ -18,6 +18,7 @@ from kg_rag.context.render import quote_name
 from kg_rag.model.schema import canonical_key, upper_snake
 from kg_rag.query.params import WalkSettings
 from kg_rag.query.seeds import resolve_names
+from kg_rag.query.senses import same_thing
 from kg_rag.query.types import GraphPath, PathStep
 from kg_rag.store.base import EdgeFilter, QueryBackend
 
@@ -40,7 +41,10 @@ def find_paths(
     exclude_types: Sequence[str] = (),
     blocked: Iterable[int] = (),
 ) -> tuple[list[GraphPath], dict[str, str]]:
-    """Shortest paths from entity handle ``source`` to ``target``; returns the paths and key -> name.
+    """Shortest paths from entity handle ``source`` to ``target``; returns the paths and key -> name. A path never
+    joins two relations at an entity when they are about different things of that name
+    (:func:`~kg_rag.query.senses.same_thing`: ``Frankfurt <-[LOCATED_IN]- Consulate General of the United States
+    -[LOCATED_IN]-> Shanghai`` joins two consulates).
 
     ``exclude_types`` (a deny-list of relation types) and ``blocked`` (entity handles never entered) let callers
     apply a retriever's filters to the walk."""
@@ -85,9 +89,10 @@ def find_paths(
     if target not in level:
         return [], names
     found: list[list[Step]] = []
+    wanted = 4 * limit  # some may join two things of one name (see below): enumerate more, keep ``limit``
 
     def walk(node: int, suffix: list[Step]) -> None:
-        if len(found) >= limit:
+        if len(found) >= wanted:
             return
         if node == source:
             found.append(list(reversed(suffix)))
@@ -98,6 +103,7 @@ def find_paths(
             walk(prev, [*suffix, (edge, a, b, rtype, fwd)])
 
     walk(target, [])
+    found = _same_things(view, found)[:limit]
     edge_ids = sorted({s[0] for steps in found for s in steps})
     node_ids = sorted({x for steps in found for s in steps for x in (s[1], s[2])})
     rels = dict(zip(edge_ids, view.relations(np.asarray(edge_ids, dtype=I64))))
@@ -116,6 +122,28 @@ def find_paths(
         if e is not None:
             names[e.key] = e.name
     return paths, names
+
+
+def _same_things(view: QueryBackend, found: list[list[Step]]) -> list[list[Step]]:
+    """The paths whose consecutive steps are about the same thing where they meet."""
+    steps = [s for path in found for s in path[:-1]] + [s for path in found for s in path[1:]]
+    if not found or len(steps) == 0:
+        return found
+    edges = {s[0]: (s[1], s[2]) for path in found for s in path}
+    order = sorted(edges)
+    at = {e: i for i, e in enumerate(order)}
+    joins = same_thing(
+        view,
+        np.asarray(order, dtype=I64),
+        np.asarray([edges[e][0] for e in order], dtype=I64),
+        np.asarray([edges[e][1] for e in order], dtype=I64),
+    )
+    kept = []
+    for path in found:
+        meet = [(a, b, a[2] if a[4] else a[1]) for a, b in zip(path, path[1:])]  # where step a ends
+        if all(joins(at[a[0]], at[b[0]], node) for a, b, node in meet):
+            kept.append(path)
+    return kept
 
 
 class PathError(ValueError):

@@ -3,7 +3,7 @@ their records from the backend."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -11,6 +11,7 @@ import numpy as np
 from kg_rag.query.params import QueryParams
 from kg_rag.query.relation_match import matches
 from kg_rag.query.seeds import Seeds
+from kg_rag.query.senses import same_thing
 from kg_rag.query.types import GraphPath, PathStep, RelationRow, ScoredEntity
 from kg_rag.query.workspace import Workspace
 from kg_rag.store.base import EdgeSet
@@ -101,7 +102,10 @@ def score_relations(
     question names — all under the query's filters. A relation's relevance combines:
 
     - its **evidence**: the reciprocal rank of the best returned chunk that states it (the top chunk 1, the
-      second 1/2, ...); a relation between two entities the question names is evidenced by the question;
+      second 1/2, ...); a relation between two entities the question names is evidenced by the question. A
+      chunk less than half as sure as the top one (the third and later) evidences only the relations that
+      continue from what the surer chunks or the question name (see :func:`_continuation`): its other
+      relations are about its own neighbours;
     - its **fit** to the question: how similar its fact (``source predicate target``) is to the query, mapped
       to [0.5, 1] so fit refines the order without overriding evidence;
     - its **specificity**: relations whose ends are generic hubs (mentioned in many chunks, like a country or
@@ -119,9 +123,10 @@ def score_relations(
     evidence: dict[int, float] = {}
     best_rank: dict[int, int] = {}
     if pairs is not None:
+        continues = _continuation(ws, edges, rank_of, seeds)
         for c, e in zip(pairs.left.tolist(), pairs.right.tolist()):
             r = rank_of[c]
-            if 1.0 / (1 + r) > evidence.get(e, 0.0):
+            if 1.0 / (1 + r) > evidence.get(e, 0.0) and (1.0 / (1 + r) >= PATH_STEP_FLOOR or continues(e)):
                 evidence[e], best_rank[e] = 1.0 / (1 + r), r
     parts = [edges]
     named = np.fromiter(seeds.named, dtype=I64, count=len(seeds.named))
@@ -167,6 +172,27 @@ def score_relations(
 HUB_MENTIONS = 30.0
 """A relation end mentioned in more than this many chunks counts as a generic hub (its relevance shrinks in
 proportion), the same scale at which the chain strategy stops linking through an entity."""
+
+
+def _continuation(ws: Workspace, edges: EdgeSet, rank_of: dict[int, int], seeds: Seeds) -> Callable[[int], bool]:
+    """Whether a relation stated by a less sure chunk continues the evidence: one of its ends is an entity the
+    question names, or one that a sure chunk (at least ``PATH_STEP_FLOOR`` as sure as the top one: the first
+    two) mentions and that is no generic hub. On MuSiQue the third to fifth passages are supporting ones for 14
+    % of their relations; for "the TEUs Thessaloniki handled" the last passage is the answer, and its row
+    starts at *Thessaloniki*, which the top passage mentions. Rows about the passage's own subject, linked to
+    nothing the surer evidence says (a neighbouring chess olympiad, another stadium), are left out."""
+    sure = np.asarray([c for c, r in rank_of.items() if 1.0 / (1 + r) >= PATH_STEP_FLOOR], dtype=I64)
+    mentioned = np.unique(ws.chunk_entities(sure).right) if sure.size else np.zeros(0, I64)
+    if mentioned.size:
+        mentioned = mentioned[ws.mention_counts(mentioned) <= HUB_MENTIONS]
+    bridges = set(mentioned.tolist()) | set(seeds.named)
+    position = {int(e): i for i, e in enumerate(edges.ids.tolist())}
+
+    def continues(relation: int) -> bool:
+        i = position.get(relation)
+        return i is not None and (int(edges.src[i]) in bridges or int(edges.dst[i]) in bridges)
+
+    return continues
 
 
 def _concat(parts: list[EdgeSet]) -> EdgeSet:
@@ -284,7 +310,8 @@ def relation_paths(
     to" is answered by ``REPORTS_TO`` after ``REPORTS_TO``, whose later steps are stated by lower-ranked chunks.
 
     A path walks an edge forwards or — when the query's direction allows — backwards, and is scored by its
-    weakest step; a path is shown only when it adds a relation the paths before it did not show.
+    weakest step; a path is shown only when it adds a relation the paths before it did not show. Two relations
+    are joined at an entity only when they are about the same thing there (:func:`~kg_rag.query.senses.same_thing`).
     """
     if p.max_paths == 0 or p.max_hops == 0 or not len(chosen) or not anchors:
         return [], {}
@@ -295,6 +322,7 @@ def relation_paths(
     score = chosen.score[strong]
     sure = score >= PATH_STEP_FLOOR * top
     direction = ws.edge_filter.direction
+    joins = same_thing(ws.view, edges.ids, edges.src, edges.dst)
     adjacency: dict[int, list[tuple[int, int, bool]]] = {}
     for i, (a, b) in enumerate(zip(edges.src.tolist(), edges.dst.tolist())):
         if direction in ("out", "both"):
@@ -310,6 +338,8 @@ def relation_paths(
                 if nxt in visited:
                     continue
                 if not sure[i] and not _continues_chain(edges, steps, i, fwd):
+                    continue
+                if steps and not joins(steps[-1][0], i, node):
                     continue
                 extended = True
                 walk(nxt, [*steps, (i, fwd)], visited | {nxt}, min(weakest, float(score[i])), start)

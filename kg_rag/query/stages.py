@@ -23,7 +23,7 @@ from kg_rag.context.render import render_path
 from kg_rag.model.schema import canonical_key, upper_snake
 from kg_rag.query.params import QueryParams
 from kg_rag.query.relation_match import matching_types, question_relation_words
-from kg_rag.query.seeds import Seeds, match_seeds, resolve_names
+from kg_rag.query.seeds import Seeds, match_seeds, resolve_names, unmatched_reason
 from kg_rag.query.select import path_anchors, relation_paths, relation_rows, score_relations, select_entities
 from kg_rag.query.strategies import StrategyInput, StrategyOutput
 from kg_rag.query.strategies.base import rank_top
@@ -177,7 +177,7 @@ def run_select(s: QueryState) -> None:
     ws, p, seeds, ranked = _ws(s), s.params, s.seeds, s.ranked
     if not ranked:
         unmatched = not seeds.weights and not p.select.fill_with_dense
-        why = "no entity matched it closely enough" if unmatched else "nothing matched it under these filters"
+        why = unmatched_reason(s.view, seeds, p) if unmatched else "nothing matched it under these filters"
         s.warnings.append(f"no chunk was retrieved for this query: {why}")
     chosen = score_relations(ws, ranked, seeds, p)
     ends = set(chosen.edges.src.tolist()) | set(chosen.edges.dst.tolist())

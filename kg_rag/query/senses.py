@@ -1,0 +1,88 @@
+"""Same name, same thing? Whether two relations may be joined into one path at the entity they share.
+
+Entities are merged by name, which is right for most names and wrong for some: the MuSiQue passages
+*Consulate General of the United States, Frankfurt* and *Consulate General of the United States, Shanghai*
+make one entity ``LOCATED_IN`` both Germany and China. The graph keeps the merged entity (chunks still link
+through the shared name, and a question may rely on it: "the book named after the artist" needs *Madonna
+(book)* and *Madonna (entertainer)* found together), but a path never joins two relations at it when their
+passages say they are about different things.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import numpy as np
+
+from kg_rag.model.schema import canonical_key
+from kg_rag.store.base import QueryBackend
+
+I64 = np.int64
+
+_TITLE_SENSE = re.compile(r"^(?P<name>.+?) \((?P<paren>[^()]+)\)$|^(?P<base>[^,]+), (?P<comma>.+)$")
+
+
+def title_sense(title: str | None) -> tuple[str, str] | None:
+    """``(name key, qualifier key)`` of a passage title that tells its subject apart from others of the same
+    name, as encyclopedias do (``Rochester, New York``, ``Madonna (book)``); ``None`` for any other title."""
+    m = _TITLE_SENSE.match(str(title or "").strip())
+    if not m:
+        return None
+    name, qualifier = (m["name"], m["paren"]) if m["name"] else (m["base"], m["comma"])
+    key, qual = canonical_key(name), canonical_key(qualifier)
+    return (key, qual) if key and qual else None
+
+
+def common_noun(name: str) -> bool:
+    """A name with no capital and no digit ("clock tower", "the city"): a kind of thing, not one thing."""
+    return not any(ch.isupper() or ch.isdigit() for ch in str(name))
+
+
+Joins = Callable[[int, int, int], bool]
+"""``joins(i, j, node)``: whether relations ``i`` and ``j`` (positions) may meet at entity handle ``node``."""
+
+
+def same_thing(view: QueryBackend, relation_ids: np.ndarray, src: np.ndarray, dst: np.ndarray) -> Joins:
+    """Whether two of the given relations (by position; ``src``/``dst`` their end handles) are about the same
+    thing at an entity they share. They are not when
+
+    - the passages stating them are titled as about different things of that name (``Rochester, New York`` /
+      ``Rochester, Iowa``; ``Madonna (book)`` / ``Madonna (entertainer)``): the titles say so; or
+    - the entity is a common noun ("clock tower", "the city", see :func:`common_noun`) and no passage states
+      both: a common noun picks out one thing only within one passage. (When none of the names involved has a
+      capital, the extraction does not write case and this says nothing.)
+
+    A passage that does not say which thing it means is taken at its word: the name joins."""
+    ids = np.asarray(relation_ids, dtype=I64)
+    if ids.size == 0:
+        return lambda i, j, node: True
+    evidence = view.relation_chunks(ids)
+    position: dict[int, list[int]] = {}
+    for i, e in enumerate(ids.tolist()):
+        position.setdefault(e, []).append(i)
+    chunks_of: dict[int, set[int]] = {}
+    for e, c in zip(evidence.left.tolist(), evidence.right.tolist()):
+        for i in position.get(e, ()):
+            chunks_of.setdefault(i, set()).add(c)
+    handles = sorted({c for cs in chunks_of.values() for c in cs})
+    records = view.chunks(np.asarray(handles, dtype=I64)) if handles else []
+    senses = {h: title_sense((r.metadata or {}).get("title")) for h, r in zip(handles, records) if r is not None}
+    nodes = sorted(set(np.asarray(src, dtype=I64).tolist()) | set(np.asarray(dst, dtype=I64).tolist()))
+    entities = dict(zip(nodes, view.entities(np.asarray(nodes, dtype=I64))))
+    keys = {h: e.key for h, e in entities.items() if e is not None}
+    common = {h for h, e in entities.items() if e is not None and common_noun(e.name)}
+    if len(common) == len(keys):  # no name here is capitalised: the extraction does not write case, so case
+        common = set()  # says nothing (as for a query typed in lower case)
+
+    def qualifiers(i: int, node: int) -> set[str]:
+        key = keys.get(node)
+        return {sense[1] for c in chunks_of.get(i, ()) if (sense := senses.get(c)) is not None and sense[0] == key}
+
+    def joins(i: int, j: int, node: int) -> bool:
+        if node in common:
+            return bool(chunks_of.get(i, set()) & chunks_of.get(j, set()))
+        qi, qj = qualifiers(i, node), qualifiers(j, node)
+        return not (qi and qj and not qi & qj)
+
+    return joins
