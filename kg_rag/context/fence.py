@@ -24,8 +24,21 @@ _FENCE_TAG = re.compile(r"<(\s*/?\s*context)", re.IGNORECASE)
 def data_lines(text: str) -> list[str]:
     """``text`` as quoted data lines: control characters and tabs made spaces, blank lines dropped, each line
     prefixed with :data:`DATA_PREFIX`."""
-    cleaned = "".join(ch if ch.isprintable() or ch == "\n" else " " for ch in str(text).replace("\t", " "))
+    cleaned = printable(str(text), keep_newlines=True)
     return [DATA_PREFIX + line.rstrip() for line in cleaned.strip().splitlines() if line.strip()]
+
+
+def printable(text: str, keep_newlines: bool = False) -> str:
+    """``text`` with every character that is not printable (tabs, control and format characters, line
+    separators; line breaks too unless ``keep_newlines``) made a space. Checked per line first: almost all text
+    needs no change, and ``str.isprintable`` decides that in C."""
+    if keep_newlines:
+        return "\n".join(line if line.isprintable() else _spaced(line) for line in text.split("\n"))
+    return text if text.isprintable() else _spaced(text)
+
+
+def _spaced(text: str) -> str:
+    return "".join(ch if ch.isprintable() else " " for ch in text)
 
 
 def fence_safe(text: str) -> str:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kg_rag.context.fence import DATA_PREFIX, data_lines
+from kg_rag.context.fence import DATA_PREFIX, data_lines, printable
 from kg_rag.context.render import render_path
 from kg_rag.model.schema import DEFAULT_ENTITY_TYPE, upper_snake
 from kg_rag.tokens import count_tokens, truncate_to_tokens
@@ -78,13 +78,13 @@ class FormattedContext:
 def safe_label(value: object, limit: int = 200) -> str:
     """An id, title or file name as one safe token: kept as is when plain, else JSON-quoted (no line breaks,
     no control characters, nothing that reads as a new field or section)."""
-    text = "".join(ch if ch.isprintable() else " " for ch in str(value))
+    text = printable(str(value))
     text = " ".join(text.split())[:limit]
     return text if _SAFE_ID.match(text) else json.dumps(text, ensure_ascii=False)
 
 
 def _cell(value: object) -> str:
-    return " ".join("".join(ch if ch.isprintable() else " " for ch in str(value)).split())
+    return " ".join(printable(str(value)).split())
 
 
 def _table_line(values: list[object]) -> str:
@@ -230,14 +230,16 @@ def _chunks_section(chunks: Sequence[ScoredChunk], budget: int) -> tuple[list[Li
     return lines, used
 
 
-def _within(lines: list[Line], total: int) -> tuple[list[Line], str]:
+def _within(lines: list[Line], total: int) -> tuple[list[Line], str, int]:
     """``lines`` joined, dropping lines from the end while the whole text is over ``total`` tokens (token merges
-    across lines can make the whole differ from the sum of its lines)."""
+    across lines can make the whole differ from the sum of its lines), and the text's token count."""
     text = "\n".join(line for line, _ in lines)
-    while lines and count_tokens(text) > total:
+    tokens = count_tokens(text)
+    while lines and tokens > total:
         lines = lines[:-1]
         text = "\n".join(line for line, _ in lines)
-    return lines, text
+        tokens = count_tokens(text)
+    return lines, text, tokens
 
 
 def _tally(out: FormattedContext, lines: list[Line]) -> None:
@@ -299,7 +301,7 @@ def format_context(result: RetrievalResult, params: QueryParams | None = None) -
         name: unbounded[name] if alloc[name] >= need[name] else renderers[name](alloc[name]) for name in order
     }
     graph_lines = [line for name in order[:-1] for line in rendered[name][0]]
-    lines, text = _within(graph_lines + rendered["chunks"][0], total)
+    lines, text, tokens = _within(graph_lines + rendered["chunks"][0], total)
     out = FormattedContext(
         text,
         graph_text="\n".join(line for line, _ in graph_lines),
@@ -308,7 +310,7 @@ def format_context(result: RetrievalResult, params: QueryParams | None = None) -
     )
     _tally(out, lines)
     out.section_tokens = {name: rendered[name][1] for name in order}
-    out.section_tokens["total"] = count_tokens(text)
+    out.section_tokens["total"] = tokens
     typed = sum(1 for r in result.relations if upper_snake(r.relation_type) != "RELATED")
     logger.info(
         "context tokens %s; %d rows (%d typed), %d paths",
@@ -325,8 +327,7 @@ def format_sources(graph_text: str, chunks: Sequence[ScoredChunk], budget: int, 
     this order, numbered ``[1]``, ``[2]``, ... — what :func:`format_context` gives when they are its result's
     own chunks, and the same rendering for a reranked, filtered or merged list of them."""
     graph_lines: list[Line] = [(line, None) for line in graph_text.split("\n")] if graph_text else []
-    _, text = _within(graph_lines + _chunks_section(chunks, sources_budget)[0], budget)
-    return text
+    return _within(graph_lines + _chunks_section(chunks, sources_budget)[0], budget)[1]
 
 
 PASSAGE_PATHS = "Paths (X -[TYPE]-> Y: X is the source, Y the target):"

@@ -24,6 +24,8 @@ _NOTATION = re.compile(r'->|<-|[\[\]|,"\\<>]|^[\s-]|\s$|^$')
 def _needs_quotes(name: str) -> bool:
     if _NOTATION.search(name):
         return True
+    if name.isprintable():  # no control, format or line-separator character (decided in C)
+        return False
     return any(unicodedata.category(ch)[0] == "C" or unicodedata.category(ch) in ("Zl", "Zp") for ch in name)
 
 
