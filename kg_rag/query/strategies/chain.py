@@ -184,14 +184,15 @@ class Chain(Strategy):
         cover_value = self.weight * top_relevance
         covered: set[int] = set()
 
-        def links(t: int) -> dict[int, float]:
-            """Local chunk position -> link strength from the chunk at position ``t``."""
+        def links(t: int) -> tuple[np.ndarray, np.ndarray]:
+            """Local chunk positions linked from the chunk at position ``t``, and each link's strength."""
+            none = (np.zeros(0, I64), np.zeros(0, np.float64))
             handle = int(space.ids[t])
             ents = walk_entities(ws, handle)
             if unlinked is not None:
                 ents = ents[~np.isin(ents, unlinked)]
             if ents.size == 0:
-                return {}
+                return none
             u = dict(zip(ents.tolist(), spec(ents).tolist()))
             if self.edge_weight > 0:
                 u = self._follow_edges(ws, u, spec)
@@ -199,31 +200,36 @@ class Chain(Strategy):
                     u = {e: v for e, v in u.items() if e not in named}
             active = np.asarray([e for e, v in u.items() if v > 0], dtype=I64)
             if active.size == 0:
-                return {}
+                return none
             pairs = ws.entity_chunks(active) if not walk_filtered else walk_continuations(ws, active)
             pos = space.add(pairs.right)
-            strength: dict[int, float] = {}
-            for e, c in zip(pairs.left.tolist(), pos.tolist()):
-                strength[c] = strength.get(c, 0.0) + u[e]
-            return {c: min(v, 1.0) for c, v in strength.items()}
+            weights = np.asarray([u[e] for e in pairs.left.tolist()], dtype=np.float64)
+            linked, at = np.unique(pos, return_inverse=True)
+            strength = np.bincount(at, weights=weights, minlength=linked.size)  # summed in pair order
+            return linked, np.minimum(strength, 1.0)
 
         k = p.top_k_chunks
         chosen: list[int] = []
         picked: list[float] = []
         graph_at_pick: list[float] = []
-        boost: dict[int, float] = {}
-        boost_depth: dict[int, int] = {}
+        boost = np.zeros(len(space), dtype=np.float64)  # by local position; grows with the space
+        boost_depth = np.zeros(len(space), dtype=I64)
+        seeded = np.zeros(len(space), dtype=np.float64)
+        for i, v in seed_boost.items():
+            seeded[i] = v
         max_depth = p.max_hops  # 0: no links at all, chunks by relevance (and query entities) only
         while len(chosen) < k:
             n = len(space)
             if n == 0:
                 break
+            if boost.size < n:  # links added chunks to the space
+                boost = np.concatenate([boost, np.zeros(n - boost.size)])
+                boost_depth = np.concatenate([boost_depth, np.zeros(n - boost_depth.size, dtype=I64)])
+                seeded = np.concatenate([seeded, np.zeros(n - seeded.size)])
             rel = ws.relevance(np.arange(n, dtype=I64))
             total = np.where(np.isnan(rel), -np.inf, rel).astype(np.float64)
-            for i, v in seed_boost.items():
-                total[i] += v
-            for i, v in boost.items():
-                total[i] += self.weight * v
+            total += seeded
+            total += self.weight * boost
             open_cover = [i for i, named_here in cover_of.items() if not named_here <= covered]
             total[open_cover] += cover_value
             total[chosen] = -np.inf
@@ -237,15 +243,21 @@ class Chain(Strategy):
                 cover_now = cover_value
                 covered |= cover_of[t]
             # the graph's share of the score that picked it (later picks may still link back to it)
-            graph_at_pick.append(self.weight * boost.get(t, 0.0) + seed_boost.get(t, 0.0) + cover_now)
-            depth = boost_depth.get(t, 0) if boost.get(t, 0.0) > 0 else 0
+            graph_at_pick.append(self.weight * float(boost[t]) + float(seeded[t]) + cover_now)
+            depth = int(boost_depth[t]) if boost[t] > 0 else 0
             if depth < max_depth:
                 gain_base = max(float(rel[t]), 0.0)
-                for c, strength in links(t).items():
+                linked, strength = links(t)
+                if linked.size:
+                    if boost.size < len(space):
+                        grow = len(space) - boost.size
+                        boost = np.concatenate([boost, np.zeros(grow)])
+                        boost_depth = np.concatenate([boost_depth, np.zeros(grow, dtype=I64)])
+                        seeded = np.concatenate([seeded, np.zeros(grow)])
                     gain = gain_base * strength
-                    if gain > boost.get(c, 0.0):
-                        boost[c] = gain
-                        boost_depth[c] = depth + 1
+                    better = gain > boost[linked]
+                    boost[linked[better]] = gain[better]
+                    boost_depth[linked[better]] = depth + 1
         order = np.asarray(chosen, dtype=I64)
         scores = np.minimum.accumulate(np.asarray(picked, dtype=np.float32)) if picked else np.zeros(0, np.float32)
         graph = np.asarray(graph_at_pick, np.float32)
