@@ -169,7 +169,9 @@ def test_hostile_names_in_a_full_context(bow_embeddings):
     table = rows_of(ctx)
     assert all(len(row) == len(RELATION_COLUMNS) for row in table)
     assert {row[4] for row in table[1:]} == {"X"}
-    assert {row[1] for row in table[1:]} <= {" ".join(h.split()) for h in HOSTILE}
+    names = {json.loads(row[1]) if row[1].startswith('"') else row[1] for row in table[1:]}  # JSON-quoted
+    assert {" ".join(n.split()) for n in names} <= {" ".join(h.split()) for h in HOSTILE}
+    assert not [row for row in table[1:] if "-[" in row[1] and not row[1].startswith('"')]  # never bare notation
 
 
 def test_a_chunks_graph_score_is_the_part_of_its_score_the_graph_gave(directional):

@@ -23,8 +23,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kg_rag.context.fence import DATA_PREFIX, data_lines, printable
-from kg_rag.context.render import render_path
+from kg_rag.context.fence import DATA_PREFIX, data_lines, fence_safe, printable
+from kg_rag.context.render import quote_name, render_path
 from kg_rag.model.schema import DEFAULT_ENTITY_TYPE, upper_snake
 from kg_rag.tokens import count_tokens, truncate_to_tokens
 
@@ -57,6 +57,8 @@ class FormattedContext:
     text: str
     graph_text: str = ""
     """The graph half (paths, relationships, entities, communities) before the Sources section."""
+    graph_support: list[Any] = field(default_factory=list)
+    """For each line of ``graph_text``, the passages it rests on (see :func:`graph_support`)."""
     budget: int = 0
     """The token budget of the whole text."""
     sources_budget: int = 0
@@ -92,6 +94,19 @@ def _table_line(values: list[object]) -> str:
     csv.writer(buf, delimiter="|", lineterminator="", quoting=csv.QUOTE_MINIMAL).writerow([_cell(v) for v in values])
     line = buf.getvalue()
     return line
+
+
+_COLUMN_LINES = frozenset({_table_line(list(RELATION_COLUMNS)), _table_line(list(ENTITY_COLUMNS))})
+"""The tables' column lines (headers, like the section lines)."""
+
+
+_ARROWS = re.compile(r"->|<-|-\[|\]-")
+
+
+def _name_cell(name: str) -> str:
+    """A name in a table: a JSON string when it holds arrow notation (``A -[T]-> B`` inside a row would read as
+    an edge), as in the paths; other names as they are (the cell's own quoting covers ``|`` and quotes)."""
+    return quote_name(name) if _ARROWS.search(name) else name
 
 
 def _shorten(text: str, limit: int | None) -> str:
@@ -131,8 +146,8 @@ def _relation_lines(result: RetrievalResult, desc_limit: int | None, p: QueryPar
     for i, r in enumerate(rows):
         values = [
             i,
-            r.source,
-            r.target,
+            _name_cell(r.source),
+            _name_cell(r.target),
             _shorten(r.description, desc_limit),
             upper_snake(r.relation_type),
             f"{r.weight:g}",
@@ -154,7 +169,7 @@ def _entity_lines(result: RetrievalResult, desc_limit: int | None) -> list[Line]
         return []
     lines: list[Line] = [(ENTITIES_HEADER, None), (_table_line(list(ENTITY_COLUMNS)), None)]
     for i, e in enumerate(entities):
-        values = [i, e.name, e.entity_type, _shorten(e.description, desc_limit), f"{e.score:.4f}"]
+        values = [i, _name_cell(e.name), e.entity_type, _shorten(e.description, desc_limit), f"{e.score:.4f}"]
         lines.append((_table_line(values), ("entity", e.key)))
     return lines
 
@@ -305,6 +320,7 @@ def format_context(result: RetrievalResult, params: QueryParams | None = None) -
     out = FormattedContext(
         text,
         graph_text="\n".join(line for line, _ in graph_lines),
+        graph_support=graph_support(result, graph_lines),
         budget=total,
         sources_budget=alloc["chunks"],
     )
@@ -320,6 +336,60 @@ def format_context(result: RetrievalResult, params: QueryParams | None = None) -
         len(out.paths),
     )
     return out
+
+
+def graph_support(result: RetrievalResult, lines: list[Line]) -> list[Any]:
+    """What each graph line rests on among the returned passages: ``None`` (always shown: headers, entities,
+    community reports, a row the question itself evidences), a list of chunk ids (a row: shown while one of
+    them is), or ``{"steps": [[...], ...]}`` (a path: shown while every step has one of its chunks)."""
+    returned = {c.id for c in result.chunks}
+    evidence = {r.relation_id: [c for c in r.chunk_ids if c in returned] for r in result.relations}
+    out: list[Any] = []
+    for _, tag in lines:
+        kind, value = tag if tag is not None else (None, None)
+        if kind == "relation":
+            out.append(evidence.get(value) or None)
+        elif kind == "path":
+            steps = [evidence.get(st.relation_id) for st in result.paths[int(value)].steps]
+            out.append({"steps": [s for s in steps if s]} if any(steps) else None)
+        else:
+            out.append(None)
+    return out
+
+
+def keep_graph_lines(graph_text: str, support: Sequence[Any], kept: set[str]) -> str:
+    """The graph half without the lines that rest only on passages not ``kept`` (a reranker or a filter dropped
+    them), and without a section left empty by that. With every passage kept, it is ``graph_text``."""
+    lines = graph_text.split("\n") if graph_text else []
+    if len(support) != len(lines):  # no support recorded: nothing to decide on
+        return graph_text
+
+    def shown(rests_on: Any) -> bool:
+        if rests_on is None:
+            return True
+        if isinstance(rests_on, dict):
+            return all(set(step) & kept for step in rests_on.get("steps", []))
+        return bool(set(rests_on) & kept)
+
+    out: list[tuple[str, bool]] = []  # (line, is a header)
+    for line, rests_on in zip(lines, support):
+        header = line.startswith("-----") or line in _COLUMN_LINES
+        if header or shown(rests_on):
+            out.append((line, header))
+    while out and out[-1][1]:  # a trailing header with nothing under it
+        out.pop()
+    kept_lines = [line for i, (line, header) in enumerate(out) if not header or _has_rows(out, i)]
+    return "\n".join(kept_lines)
+
+
+def _has_rows(lines: list[tuple[str, bool]], i: int) -> bool:
+    """Whether the header at ``i`` has a content line before the next section header."""
+    for line, header in lines[i + 1 :]:
+        if not header:
+            return True
+        if line.startswith("-----"):
+            return False
+    return False
 
 
 def format_sources(graph_text: str, chunks: Sequence[ScoredChunk], budget: int, sources_budget: int) -> str:
@@ -344,4 +414,4 @@ def render_passage(chunk: ScoredChunk) -> str:
     if chunk.paths:
         lines += [PASSAGE_PATHS, *chunk.paths]
     lines += [PASSAGE_TEXT, *data_lines(chunk.text)]
-    return "\n".join(lines)
+    return fence_safe("\n".join(lines))  # a user's prompt may put it between <context> tags

@@ -258,6 +258,18 @@ class GraphRecords:
         return self.kg.chunks.get(self.cg.chunk_ids[row])
 
 
+def _instance(index: GraphIndex) -> str:
+    """A name for this index object, kept across its edits: versions of two graphs built in one process must
+    differ (caches keyed by version served one graph's relation types to another with the same edit count)."""
+    name = index.__dict__.get("_snapshot_instance")
+    if name is None:
+        import uuid
+
+        name = uuid.uuid4().hex[:12]
+        index.__dict__["_snapshot_instance"] = name
+    return name
+
+
 @dataclass
 class Snapshot:
     """Everything a query reads, fixed at one version of the index."""
@@ -286,7 +298,7 @@ class Snapshot:
             GraphRecords(index.kg, cg),
             index.embedding_model,
             index.type_prefix,
-            version or f"memory-{index.kg_version}",
+            version or f"memory-{_instance(index)}-{index.kg_version}",
             len(index.kg.documents()),
             communities=index.communities,
         )
@@ -302,4 +314,3 @@ class Snapshot:
     @property
     def dim(self) -> int:
         return max(self.entities.dim, self.facts.dim, self.chunks.dim)
-

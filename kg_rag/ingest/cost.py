@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from kg_rag.ingest.schema import ExtractionSchema
+from kg_rag.ingest.schema import ExtractionSchema, extraction_text
 from kg_rag.model import Chunk
 from kg_rag.tokens import ENCODING_NAME, get_encoding
 
@@ -108,12 +108,12 @@ def estimate_extraction(
     for chunk in chunks:
         text = count(chunk.text)
         text_tokens += text
-        human = count(first.messages[1].format(text=chunk.text).content)
+        human = count(first.messages[1].format(text=extraction_text(chunk.text)).content)
         prompt += system + human + overhead
         answer = per_call_completion if per_call_completion is not None else round(COMPLETION_PER_TEXT_TOKEN * text)
         completion += answer * (1 + schema.gleaning)
         if schema.gleaning:
-            frame = count(glean.messages[1].format(text=chunk.text, previous="").content)
+            frame = count(glean.messages[1].format(text=extraction_text(chunk.text), previous="").content)
             prompt += schema.gleaning * (system + frame + answer + overhead)
     calls = len(chunks) * (1 + schema.gleaning)
     return ExtractionEstimate(

@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 
 from kg_rag.errors import ExtractionError
 from kg_rag.ingest.report import IngestReport
-from kg_rag.ingest.schema import GLEANING_PROMPT, SYSTEM_PROMPT, ExtractionSchema
+from kg_rag.ingest.schema import GLEANING_PROMPT, SYSTEM_PROMPT, ExtractionSchema, extraction_text
 from kg_rag.model import Chunk, KnowledgeGraph
 from kg_rag.model.relation_types import RelationTyper
 from kg_rag.model.schema import (
@@ -310,7 +310,7 @@ class LLMExtractor:
         from tqdm.auto import tqdm
 
         run = ExtractionRun()
-        inputs = [{"text": c.text} for c in chunks]
+        inputs = [{"text": extraction_text(c.text)} for c in chunks]
         with _failures_into(run):
             with tqdm(total=len(chunks), desc="extracting", disable=not progress) as bar:
                 for i, out in self.chain.batch_as_completed(
@@ -327,7 +327,7 @@ class LLMExtractor:
         from tqdm.auto import tqdm
 
         run = ExtractionRun()
-        inputs = [{"text": c.text} for c in chunks]
+        inputs = [{"text": extraction_text(c.text)} for c in chunks]
         with _failures_into(run):
             with tqdm(total=len(chunks), desc="extracting", disable=not progress) as bar:
                 async for i, out in self.chain.abatch_as_completed(
@@ -356,7 +356,7 @@ class LLMExtractor:
 
     def _glean_inputs(self, run: ExtractionRun, chunks: Sequence[Chunk]) -> tuple[list[Chunk], list[dict]]:
         todo = [c for c in chunks if c.id in run.results]
-        inputs = [{"text": c.text, "previous": run.results[c.id].model_dump_json()} for c in todo]
+        inputs = [{"text": extraction_text(c.text), "previous": run.results[c.id].model_dump_json()} for c in todo]
         return todo, inputs
 
     def _glean(self, run: ExtractionRun, chunks: Sequence[Chunk], config: Any, progress: bool) -> None:

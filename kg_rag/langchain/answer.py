@@ -65,7 +65,7 @@ class ReasonedAnswer(BaseModel):
 
 
 class AnswerInput(TypedDict):
-    """Input of the answer graph: ``question`` (optionally with ``history``, earlier turns folded into retrieval),
+    """Input of the answer graph: ``question`` (optionally with ``history``, earlier turns that inform retrieval),
     or ``messages`` whose last human message is the question (the earlier ones are the history)."""
 
     question: NotRequired[str]
@@ -292,7 +292,7 @@ def build_answer_graph(
     optionally ``"history"``) or ``{"messages": [...]}``; sync and async. ``documents`` are the sources the context
     showed the model; citations are those the answer used (empty when it declines); the answer is also appended
     to ``messages``. ``checkpointer`` (any LangGraph checkpointer) makes each ``thread_id`` a conversation: its
-    earlier turns are folded into retrieval and shown to the answer model.
+    earlier turns inform retrieval (the new question leads) and are shown to the answer model.
     """
     from langchain_core.runnables import RunnableConfig, RunnableLambda
     from langgraph.graph import END, START, StateGraph

@@ -256,14 +256,15 @@ def build_global_search(
     max_concurrency: int = 4,
     name: str = "kg-rag global search",
 ):
-    """Compile the map–reduce global search over the community reports of ``backend`` (a
-    :class:`~kg_rag.store.base.QueryBackend`, e.g. ``retriever.backend``). Invoke with ``{"question": ...}``
+    """Compile the map–reduce global search over the community reports of ``backend`` (a retriever, or a
+    :class:`~kg_rag.store.base.QueryBackend` such as ``retriever.backend``). Invoke with ``{"question": ...}``
     (``"level"`` overrides the level); the result has ``answer``, the cited ``communities``, the rated
     ``points`` and per-call ``usage``."""
     from langchain_core.runnables import RunnableLambda
     from langgraph.graph import END, START, StateGraph
     from langgraph.types import Send
 
+    backend = _backend_of(backend)
     mapper = _structured_chain(
         llm,
         MAP_SYSTEM_PROMPT,
@@ -352,9 +353,18 @@ class GlobalQuery(BaseModel):
     query: str = Field(description="A question about the whole collection (themes, groups, overall picture)")
 
 
+def _backend_of(source: Any) -> Any:
+    """The query backend of a retriever (what the other tools take) or a backend; one clear line otherwise."""
+    backend = getattr(source, "backend", source)
+    if not callable(getattr(backend, "reader", None)):
+        raise ValueError(f"global search needs an EntityBasedKGRAG or its backend, got {type(source).__name__}")
+    return backend
+
+
 def make_global_search_tool(backend: Any, llm: Any, *, level: int = 0, name: str = "global_search") -> Any:
-    """Global search as an agent tool (``content_and_artifact``: the answer, and the cited communities). Its
-    argument is ``query``, as for the other kg-rag tools; an empty one comes back to the model as an error."""
+    """Global search as an agent tool (``content_and_artifact``: the answer, and the cited communities). It takes
+    the retriever, as the other kg-rag tools do (or its backend); its argument is ``query``, as theirs is, and an
+    empty one comes back to the model as an error."""
     from langchain_core.tools import StructuredTool, ToolException
 
     def _checked_query(query: str) -> str:
@@ -363,7 +373,7 @@ def make_global_search_tool(backend: Any, llm: Any, *, level: int = 0, name: str
         except ValueError as exc:
             raise ToolException(str(exc)) from exc
 
-    graph = build_global_search(backend, llm, level=level)
+    graph = build_global_search(_backend_of(backend), llm, level=level)
 
     def run(query: str, *, config: RunnableConfig) -> tuple[str, dict[str, Any]]:
         out = graph.invoke({"question": _checked_query(query)}, config)

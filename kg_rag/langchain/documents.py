@@ -19,7 +19,7 @@ from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda
 
 from kg_rag.context.fence import fenced
-from kg_rag.context.format import format_sources, render_passage
+from kg_rag.context.format import format_sources, keep_graph_lines, render_passage
 from kg_rag.query.params import QueryParams
 from kg_rag.query.types import RetrievalResult, ScoredChunk
 from kg_rag.tokens import count_tokens
@@ -33,11 +33,12 @@ def to_documents(result: RetrievalResult, include_edges: bool = True) -> list[Do
     the typed paths, and no passage can forge one). Metadata: ``text`` (the passage as stored), ids, source,
     scores, matched entities with their similarity, ``paths`` (the rendered paths reaching it), ``edges``
     (``include_edges``: the relations it states), and ``graph_context`` with ``context_budget``: the graph half
-    of this retrieval's context, from which :func:`format_documents` renders the whole context for any list of
-    these Documents."""
+    of this retrieval's context with ``graph_support`` (the passages each of its lines rests on), from which
+    :func:`format_documents` renders the whole context for any list of these Documents."""
     matched = {e.key: e for e in result.entities}
     formatted = result.formatted
     graph = formatted.graph_text if formatted is not None else ""
+    support = formatted.graph_support if formatted is not None else []
     budget = {"total": formatted.budget, "sources": formatted.sources_budget} if formatted is not None else None
     docs = []
     for c in result.chunks:
@@ -55,6 +56,7 @@ def to_documents(result: RetrievalResult, include_edges: bool = True) -> list[Do
             ],
             "paths": list(c.paths),
             "graph_context": graph,
+            "graph_support": support,
         }
         if budget is not None:
             meta["context_budget"] = dict(budget)
@@ -96,7 +98,13 @@ def documents_context(docs: Sequence[Document]) -> str:
     bad = [type(d).__name__ for d in docs if not isinstance(d, Document)]
     if bad:
         raise ValueError(f"format_documents takes a list of Documents, got a {bad[0]} in it")
-    graphs = [g for g in dict.fromkeys(d.metadata.get("graph_context") or "" for d in docs) if g]
+    kept = {str(d.metadata.get("chunk_id")) for d in docs if d.metadata.get("chunk_id") is not None}
+    halves: dict[str, str] = {}  # each distinct graph half, without what rests only on passages not given
+    for d in docs:
+        graph = d.metadata.get("graph_context") or ""
+        if graph and graph not in halves:
+            halves[graph] = keep_graph_lines(graph, d.metadata.get("graph_support") or [], kept)
+    graphs = [g for g in halves.values() if g]
     budgets = [d.metadata.get("context_budget") for d in docs if isinstance(d.metadata.get("context_budget"), dict)]
     if budgets:
         total = min(int(b.get("total", 0)) for b in budgets)

@@ -220,10 +220,14 @@ class EntityBasedKGRAG(BaseRetriever):
     # ----------------------------------------------------------- Runnable / BaseRetriever
     def invoke(self, input: str, config: RunnableConfig | None = None, **kwargs: Any) -> list[Document]:
         """LangChain ``invoke``; settings may come per call as keyword arguments or as
-        ``config={"configurable": {"k": 3, "max_hops": 2, ...}}`` (keyword arguments win)."""
+        ``config={"configurable": {"k": 3, "max_hops": 2, ...}}`` (keyword arguments win). Called inside another
+        run without a config of its own (``create_retriever_tool``, ``ContextualCompressionRetriever``, a
+        ``RunnableLambda``), it reads the enclosing run's ``configurable``."""
+        config = ensure_config(config)
         return super().invoke(input, config, **{**configured_settings(config), **kwargs})
 
     async def ainvoke(self, input: str, config: RunnableConfig | None = None, **kwargs: Any) -> list[Document]:
+        config = ensure_config(config)
         return await super().ainvoke(input, config, **{**configured_settings(config), **kwargs})
 
     def _get_relevant_documents(

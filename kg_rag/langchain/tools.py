@@ -128,8 +128,12 @@ def make_path_tool(retriever: Any, name: str = "find_connection", limit: int = 5
             {
                 "path": line,
                 "steps": [
-                    {"source": st.source, "relation_type": st.relation_type, "target": st.target,
-                     "relation_id": st.relation_id}  # fmt: skip
+                    {
+                        "source": st.source,
+                        "relation_type": st.relation_type,
+                        "target": st.target,
+                        "relation_id": st.relation_id,
+                    }  # fmt: skip
                     for st in path.steps
                 ],
             }

@@ -16,12 +16,13 @@ from typing import Any
 import numpy as np
 
 from kg_rag.index.embeddings import aembed_query, embed_query
-from kg_rag.query.history import MAX_QUERY_CHARS, fold_history, validate_query
+from kg_rag.query.history import HISTORY_WEIGHT, MAX_QUERY_CHARS, earlier_turns, validate_query
 from kg_rag.query.params import QueryParams
 from kg_rag.query.stages import run_pipeline
 from kg_rag.query.threads import query_threads
 from kg_rag.query.types import RetrievalResult
 from kg_rag.store.base import QueryBackend
+from kg_rag.tokens import count_tokens
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +41,7 @@ class QueryEngine:
         warm = getattr(backend, "warm_up", None)
         if callable(warm):
             warm()
+        count_tokens("warm up")  # the tokenizer loads once per process: on the first query it cost 0.1-0.3 s
 
     @classmethod
     def for_index(cls, index: Any, embeddings: Any, params: QueryParams | None = None) -> QueryEngine:
@@ -50,11 +52,11 @@ class QueryEngine:
 
     def prepare(
         self, query: Any, history: Sequence[Any] | None = None, params: QueryParams | None = None, **settings: Any
-    ) -> tuple[QueryParams, str]:
-        """The settings of one call (``params`` or the engine's, with ``settings`` by flat name, ``k`` included)
-        and its query text (validated, earlier turns folded in)."""
+    ) -> tuple[QueryParams, str, str]:
+        """The settings of one call (``params`` or the engine's, with ``settings`` by flat name, ``k`` included),
+        its question (validated) and the earlier turns it follows (``""`` without history)."""
         p = (params or self.params).replace(**settings)
-        return p, fold_history(validate_query(query), history, p.seeds.history_turns)
+        return p, validate_query(query), earlier_turns(history, p.seeds.history_turns)
 
     def retrieve(
         self,
@@ -64,10 +66,13 @@ class QueryEngine:
         params: QueryParams | None = None,
         **settings: Any,
     ) -> RetrievalResult:
-        """Run the whole pipeline for one query. ``settings`` are :class:`QueryParams` settings by flat name."""
-        p, text = self.prepare(query, history, params, **settings)
+        """Run the whole pipeline for one query. ``settings`` are :class:`QueryParams` settings by flat name;
+        ``history`` holds earlier turns of a conversation, context for the question (not part of it)."""
+        p, text, earlier = self.prepare(query, history, params, **settings)
         q = embed_query(self.embeddings, text[:MAX_QUERY_CHARS])
-        return self.retrieve_by_vector(q, text, p)
+        if earlier:
+            q = blend(q, embed_query(self.embeddings, earlier[:MAX_QUERY_CHARS]))
+        return self.retrieve_by_vector(q, text, p, earlier)
 
     async def aretrieve(
         self,
@@ -79,15 +84,28 @@ class QueryEngine:
     ) -> RetrievalResult:
         """Async :meth:`retrieve`: the query is embedded with ``aembed_query`` and the graph work runs in a
         worker thread, so the event loop is never blocked by it."""
-        p, text = self.prepare(query, history, params, **settings)
+        p, text, earlier = self.prepare(query, history, params, **settings)
         q = await aembed_query(self.embeddings, text[:MAX_QUERY_CHARS])
-        return await asyncio.to_thread(self.retrieve_by_vector, q, text, p)
+        if earlier:
+            q = blend(q, await aembed_query(self.embeddings, earlier[:MAX_QUERY_CHARS]))
+        return await asyncio.to_thread(self.retrieve_by_vector, q, text, p, earlier)
 
-    def retrieve_by_vector(self, q: np.ndarray, query_text: str, params: QueryParams | None = None) -> RetrievalResult:
-        """The pipeline after query embedding (what latency benchmarks time)."""
+    def retrieve_by_vector(
+        self, q: np.ndarray, query_text: str, params: QueryParams | None = None, earlier: str = ""
+    ) -> RetrievalResult:
+        """The pipeline after query embedding (what latency benchmarks time). ``earlier``: the conversation's
+        earlier turns, whose names may seed the search."""
         p = params or self.params
         with query_threads(), self.backend.reader() as view:
-            return run_pipeline(view, np.asarray(q, dtype=np.float32).reshape(-1), query_text, p)
+            return run_pipeline(view, np.asarray(q, dtype=np.float32).reshape(-1), query_text, p, earlier)
+
+
+def blend(question: np.ndarray, earlier: np.ndarray) -> np.ndarray:
+    """The question's vector plus :data:`HISTORY_WEIGHT` times the earlier turns', normalised: the question
+    leads, the earlier turns pull toward what it may refer to."""
+    v = np.asarray(question, np.float32).reshape(-1) + HISTORY_WEIGHT * np.asarray(earlier, np.float32).reshape(-1)
+    norm = float(np.linalg.norm(v))
+    return (v / norm if norm > 0 else v).astype(np.float32)
 
 
 def settings_from(configurable: Mapping[str, Any] | None, known: frozenset[str]) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from kg_rag.context.render import render_path
 from kg_rag.model.schema import canonical_key, upper_snake
 from kg_rag.query.params import QueryParams
 from kg_rag.query.relation_match import matching_types, question_relation_words
-from kg_rag.query.seeds import Seeds, match_seeds, resolve_names, unmatched_reason
+from kg_rag.query.seeds import Seeds, match_seeds, names_entity, resolve_names, unmatched_reason
 from kg_rag.query.select import path_anchors, relation_paths, relation_rows, score_relations, select_entities
 from kg_rag.query.strategies import StrategyInput, StrategyOutput
 from kg_rag.query.strategies.base import rank_top
@@ -52,6 +52,8 @@ class QueryState:
     text: str
     params: QueryParams
     info: BackendInfo
+    earlier: str = ""
+    """Earlier turns of the conversation (context for the question, not part of it)."""
     warnings: list[str] = field(default_factory=list)
     edge_filter: EdgeFilter = field(default_factory=EdgeFilter)
     ws: Workspace | None = None
@@ -101,10 +103,32 @@ def run_seeds(s: QueryState) -> None:
     """The entities the question is about, and the relation words it uses."""
     ws = _ws(s)
     s.seeds = match_seeds(s.view, s.query, s.text, s.params, s.edge_filter)
+    if s.earlier and s.params.seeds.lexical_linking:
+        _earlier_names(s)
     if s.params.select.relation_match > 0:
         proper = np.fromiter(s.seeds.proper, dtype=I64, count=len(s.seeds.proper))
         named = [e.name for e in s.view.entities(proper) if e]
         ws.relation_words = question_relation_words(s.text, named)
+
+
+def _earlier_names(s: QueryState) -> None:
+    """Entities the earlier turns name by a proper name seed the search at half weight, without counting as
+    named by the question (they never anchor paths or pull in passages of their own)."""
+    from kg_rag.query.history import HISTORY_WEIGHT
+    from kg_rag.query.seeds import query_grams
+
+    found = s.view.lookup_entities(query_grams(s.earlier))
+    handles = [h for h in dict.fromkeys(found.values()) if h not in s.edge_filter.blocked]
+    if not handles:
+        return
+    records = s.view.entities(np.asarray(handles, dtype=I64))
+    proper = [h for h, rec in zip(handles, records) if rec is not None and names_entity(rec.name, s.earlier)]
+    if not proper:
+        return
+    sims = s.view.similarity("entities", s.query, np.asarray(proper, dtype=I64))
+    for h, sim in zip(proper, sims.tolist()):
+        s.seeds.similarity.setdefault(h, sim)
+        s.seeds.weights[h] = max(s.seeds.weights.get(h, 0.0), HISTORY_WEIGHT * max(sim, 1e-3))
 
 
 def run_expand(s: QueryState) -> None:
@@ -281,12 +305,14 @@ PIPELINE: tuple[Stage, ...] = (
 """The stages of a query, in order."""
 
 
-def run_pipeline(view: QueryBackend, query: np.ndarray, text: str, params: QueryParams) -> RetrievalResult:
+def run_pipeline(
+    view: QueryBackend, query: np.ndarray, text: str, params: QueryParams, earlier: str = ""
+) -> RetrievalResult:
     """Run the stages for one query inside one read view; the result carries the context and the stage log."""
     info = view.info()
     if info.dim and query.size != info.dim:
         raise ValueError(f"the query vector has dimension {query.size}, the index has {info.dim}")
-    state = QueryState(view, query, text, params, info)
+    state = QueryState(view, query, text, params, info, earlier=earlier)
     if info.chunks == 0:
         state.warnings.append("the index has no chunks")
         result = RetrievalResult(text, [], [], [], [], warnings=state.warnings)

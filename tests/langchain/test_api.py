@@ -33,3 +33,16 @@ def test_version_comes_from_the_package_metadata():
 def test_the_docs_say_exclude_entities_does_not_redact_text():
     text = " ".join(README.read_text().split())
     assert "does not redact" in text and "exclude_entities" in text
+
+
+def test_global_search_takes_the_retriever_like_the_other_tools(demo_index, bow_embeddings):
+    import pytest
+
+    from tests.conftest import ScriptedChatModel
+
+    retriever = EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings)
+    model = ScriptedChatModel(responder=lambda text: {"points": []}, tool_name="KeyPoints")
+    assert make_global_search_tool(retriever, model).name == "global_search"
+    with pytest.raises(ValueError, match="needs an EntityBasedKGRAG or its backend") as info:
+        make_global_search_tool("idx/", model)
+    assert "\n" not in str(info.value)

@@ -157,3 +157,34 @@ def test_the_tool_states_each_fact_once(retriever):
             row = f"|{edge['source']}|{edge['target']}|"
             assert content.count(row) <= 1
     assert content.count("Lars Eriksen -[REPORTS_TO]-> Priya Nair") == 1
+
+
+def test_settings_of_the_enclosing_run_reach_the_retriever_called_without_a_config(retriever):
+    """LangChain's own wrappers call ``retriever.invoke(query)`` (or pass only callbacks) inside a run: the
+    run's ``configurable`` must still apply."""
+    from langchain_core.tools import create_retriever_tool
+
+    one = {"configurable": {"k": 1}}
+    inner = RunnableLambda(lambda q: retriever.invoke(q))
+    assert len(inner.invoke(Q, config=one)) == 1
+    tool = create_retriever_tool(retriever, "kg", "search")
+    assert tool.invoke({"query": Q}, config=one).count("Source: chunk=") == 1
+
+
+def test_format_documents_drops_the_graph_lines_of_passages_filtered_out(retriever):
+    """After a reranker or filter drops passages, rows and paths that rest only on them go too (the model would
+    read facts it cannot cite); rows of the passages kept stay, and with every passage kept nothing changes."""
+    docs = retriever.invoke(Q)
+    full = documents_context(docs)
+    assert full == retriever.retrieve(Q).context
+    for kept in ([docs[0]], docs[1:]):
+        text = documents_context(kept)
+        ids = {d.id for d in kept}
+        rows = [ln for ln in text.splitlines() if ln[:1].isdigit() and "|" in ln]
+        for d in docs:
+            for edge in d.metadata["edges"]:
+                row = f"|{edge['source']}|{edge['target']}|"
+                rests_elsewhere = any(edge in o.metadata["edges"] for o in kept)
+                if d.id not in ids and not rests_elsewhere:
+                    assert not any(row in r for r in rows), row
+        assert not text.rstrip().endswith("-----")
