@@ -77,6 +77,26 @@ def to_documents(result: RetrievalResult, include_edges: bool = True) -> list[Do
     return docs
 
 
+def compressor_reranker(compressor: Any) -> Any:
+    """A LangChain ``BaseDocumentCompressor`` as the query engine's reranker (``None`` stays ``None``): it is
+    given the ranked chunks as Documents of their own text, and the ids of those it returns, in its order, are
+    the chunks kept."""
+    if compressor is None:
+        return None
+    if not callable(getattr(compressor, "compress_documents", None)):
+        raise ValueError(f"compressor must be a LangChain BaseDocumentCompressor, got {type(compressor).__name__}")
+
+    def rerank(question: str, chunks: list[ScoredChunk]) -> list[str]:
+        docs = [
+            Document(page_content=c.text, metadata={**c.metadata, "chunk_id": c.id, "doc_id": c.doc_id}, id=c.id)
+            for c in chunks
+        ]
+        kept = compressor.compress_documents(docs, question)
+        return [str(d.metadata.get("chunk_id") or d.id) for d in kept]
+
+    return rerank
+
+
 def _as_chunk(doc: Document) -> ScoredChunk:
     meta = doc.metadata or {}
     text = meta.get("text")
@@ -131,4 +151,4 @@ class _FormatDocuments(RunnableLambda):
 format_documents: Any = _FormatDocuments(_format, name="kg-rag format documents")
 """Documents -> the fenced context string (a Runnable; also callable as ``format_documents(docs)``)."""
 
-__all__ = ["documents_context", "format_documents", "to_documents"]
+__all__ = ["compressor_reranker", "documents_context", "format_documents", "to_documents"]

@@ -31,7 +31,7 @@ from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 
 from kg_rag.index.build import GraphIndex, build_index
 from kg_rag.index.embeddings import model_id
-from kg_rag.langchain.documents import to_documents
+from kg_rag.langchain.documents import compressor_reranker, to_documents
 from kg_rag.model.graph import KnowledgeGraph
 from kg_rag.query.engine import QueryEngine, settings_from
 from kg_rag.query.params import SETTING_NAMES, QueryParams, get_preset
@@ -73,6 +73,10 @@ class EntityBasedKGRAG(BaseRetriever):
     """Chunks returned (LangChain's name for ``top_k_chunks``); ``None``: the params' own."""
     include_edges: bool = True
     """Attach the relations each Document's chunk states to its metadata (``edges``)."""
+    compressor: Any = None
+    """A LangChain ``BaseDocumentCompressor`` (a reranker such as ``CrossEncoderReranker``, or a filter) applied to
+    the chunk stage: it chooses ``k`` of the ``rerank_depth`` chunks the strategy ranked, reading their text, and
+    the relations and paths are then chosen for the chunks it kept."""
 
     _engine: QueryEngine = PrivateAttr()
 
@@ -202,11 +206,13 @@ class EntityBasedKGRAG(BaseRetriever):
 
     def _retrieve(self, query: str, config: RunnableConfig | None, settings: dict) -> tuple[RetrievalResult, bool]:
         params, history, include = self._call(config, settings)
-        return self._engine.retrieve(query, history=history, params=params), include
+        rerank = compressor_reranker(self.compressor)
+        return self._engine.retrieve(query, history=history, params=params, reranker=rerank), include
 
     async def _aretrieve(self, query: str, config: RunnableConfig | None, settings: dict) -> tuple[Any, bool]:
         params, history, include = self._call(config, settings)
-        return await self._engine.aretrieve(query, history=history, params=params), include
+        rerank = compressor_reranker(self.compressor)
+        return await self._engine.aretrieve(query, history=history, params=params, reranker=rerank), include
 
     def format_context(self, query: str, config: RunnableConfig | None = None, **settings: Any) -> str:
         """Just the token-budgeted context string for ``query`` (unfenced). ``config`` applies as for

@@ -18,7 +18,7 @@ import numpy as np
 from kg_rag.index.embeddings import aembed_query, embed_query
 from kg_rag.query.history import HISTORY_WEIGHT, MAX_QUERY_CHARS, earlier_turns, validate_query
 from kg_rag.query.params import QueryParams
-from kg_rag.query.stages import run_pipeline
+from kg_rag.query.stages import Reranker, run_pipeline
 from kg_rag.query.threads import query_threads
 from kg_rag.query.types import RetrievalResult
 from kg_rag.store.base import QueryBackend
@@ -64,15 +64,17 @@ class QueryEngine:
         *,
         history: Sequence[Any] | None = None,
         params: QueryParams | None = None,
+        reranker: Reranker | None = None,
         **settings: Any,
     ) -> RetrievalResult:
         """Run the whole pipeline for one query. ``settings`` are :class:`QueryParams` settings by flat name;
-        ``history`` holds earlier turns of a conversation, context for the question (not part of it)."""
+        ``history`` holds earlier turns of a conversation, context for the question (not part of it);
+        ``reranker`` chooses the chunks kept among ``rerank_depth`` ranked ones (see :data:`Reranker`)."""
         p, text, earlier = self.prepare(query, history, params, **settings)
         q = embed_query(self.embeddings, text[:MAX_QUERY_CHARS])
         if earlier:
             q = blend(q, embed_query(self.embeddings, earlier[:MAX_QUERY_CHARS]))
-        return self.retrieve_by_vector(q, text, p, earlier)
+        return self.retrieve_by_vector(q, text, p, earlier, reranker)
 
     async def aretrieve(
         self,
@@ -80,6 +82,7 @@ class QueryEngine:
         *,
         history: Sequence[Any] | None = None,
         params: QueryParams | None = None,
+        reranker: Reranker | None = None,
         **settings: Any,
     ) -> RetrievalResult:
         """Async :meth:`retrieve`: the query is embedded with ``aembed_query`` and the graph work runs in a
@@ -88,16 +91,22 @@ class QueryEngine:
         q = await aembed_query(self.embeddings, text[:MAX_QUERY_CHARS])
         if earlier:
             q = blend(q, await aembed_query(self.embeddings, earlier[:MAX_QUERY_CHARS]))
-        return await asyncio.to_thread(self.retrieve_by_vector, q, text, p, earlier)
+        return await asyncio.to_thread(self.retrieve_by_vector, q, text, p, earlier, reranker)
 
     def retrieve_by_vector(
-        self, q: np.ndarray, query_text: str, params: QueryParams | None = None, earlier: str = ""
+        self,
+        q: np.ndarray,
+        query_text: str,
+        params: QueryParams | None = None,
+        earlier: str = "",
+        reranker: Reranker | None = None,
     ) -> RetrievalResult:
         """The pipeline after query embedding (what latency benchmarks time). ``earlier``: the conversation's
         earlier turns, whose names may seed the search."""
         p = params or self.params
         with query_threads(), self.backend.reader() as view:
-            return run_pipeline(view, np.asarray(q, dtype=np.float32).reshape(-1), query_text, p, earlier)
+            vector = np.asarray(q, dtype=np.float32).reshape(-1)
+            return run_pipeline(view, vector, query_text, p, earlier, reranker)
 
 
 def blend(question: np.ndarray, earlier: np.ndarray) -> np.ndarray:

@@ -168,8 +168,16 @@ class SelectSettings(_Settings):
     """Most directed paths (paths follow only the most relevant relations, from a question entity)."""
     max_relations: int = 25
     """Most relationship rows."""
+    rerank_depth: int = 20
+    """With a reranker: the chunks the strategy ranks for it to choose ``top_k_chunks`` from."""
 
-    _INTS: ClassVar[dict[str, int]] = {"top_k_chunks": 1, "candidates": 1, "max_paths": 0, "max_relations": 0}
+    _INTS: ClassVar[dict[str, int]] = {
+        "top_k_chunks": 1,
+        "candidates": 1,
+        "max_paths": 0,
+        "max_relations": 0,
+        "rerank_depth": 1,
+    }
     _BOOLS: ClassVar[tuple[str, ...]] = ("fill_with_dense",)
     _RANGES: ClassVar[dict[str, tuple[float | None, float | None]]] = {
         "lexical_weight": (0.0, None),

@@ -1,11 +1,12 @@
 """The query pipeline as declared stages over one :class:`QueryState`.
 
-``filters → seeds → expand → candidates → score → fill → select → communities → context``
+``filters → seeds → expand → candidates → score → fill → rerank → select → communities → context``
 
 Each stage reads what earlier stages put on the state and adds its own part. A stage runs only when something
 consumes what it gives: the scoring strategy declares what it reads (``Strategy.consumes``), so the graph
 expansion — a recursive CTE on PostgreSQL — runs for ``frequency`` and ``path`` and not for ``chain`` or
 ``ppr`` (which walks on its own); ``fill`` runs only when the strategy returned fewer chunks than asked;
+``rerank`` only with a reranker (which then chooses ``top_k_chunks`` of ``rerank_depth`` ranked chunks);
 ``communities`` only when the index has reports and the context may show them. Each stage is timed on its own;
 ``RetrievalResult.stages`` lists the stages that ran, with their times, and the ones skipped, with why.
 """
@@ -32,6 +33,8 @@ from kg_rag.query.workspace import Workspace
 from kg_rag.store.base import BackendInfo, EdgeFilter, Expansion, QueryBackend
 
 I64 = np.int64
+Reranker = Callable[[str, list[ScoredChunk]], list[str]]
+"""Given the question and the ranked chunks (with their text), the ids of the chunks to keep, best first."""
 
 
 def edge_filter_for(view: QueryBackend, p: QueryParams) -> tuple[EdgeFilter, dict[str, int]]:
@@ -54,6 +57,8 @@ class QueryState:
     info: BackendInfo
     earlier: str = ""
     """Earlier turns of the conversation (context for the question, not part of it)."""
+    reranker: Reranker | None = None
+    """Reorders (and may drop) the ranked chunks before the graph half is chosen for them."""
     warnings: list[str] = field(default_factory=list)
     edge_filter: EdgeFilter = field(default_factory=EdgeFilter)
     ws: Workspace | None = None
@@ -156,6 +161,7 @@ def run_score(s: QueryState) -> None:
     """The strategy's ranking of chunks and its entity scores."""
     seeds = s.seeds
     empty = np.zeros(0, I64)
+    depth = s.params.select.rerank_depth if s.reranker is not None else 0
     out = s.params.select.strategy.score(
         StrategyInput(
             _ws(s),
@@ -166,18 +172,26 @@ def run_score(s: QueryState) -> None:
             frozenset(seeds.named),
             frozenset(seeds.proper),
             frozenset(seeds.included),
+            max(depth, s.params.select.top_k_chunks) if depth else 0,
         )
     )
-    k = s.params.select.top_k_chunks
+    k = s.params.select.top_k_chunks if s.reranker is None else max(s.params.select.top_k_chunks, depth)
     s.scored = out
     s.ranked = [int(x) for x in out.chunks[:k]]
     s.scores = [float(x) for x in out.scores[:k]]
     s.graph = [float(x) for x in out.graph_scores[:k]]
 
 
+def _wanted(s: QueryState) -> int:
+    """Chunks the ranking should hold before selection: ``top_k_chunks``, or the rerank depth for a reranker."""
+    k = s.params.select.top_k_chunks
+    return k if s.reranker is None else max(k, s.params.select.rerank_depth)
+
+
 def run_fill(s: QueryState) -> None:
-    """Fill up to ``top_k_chunks`` with the most relevant candidates (scores kept non-increasing)."""
-    ws, k = _ws(s), s.params.select.top_k_chunks
+    """Fill up to ``top_k_chunks`` (the rerank depth, with a reranker) with the most relevant candidates (scores
+    kept non-increasing)."""
+    ws, k = _ws(s), _wanted(s)
     candidates = s.candidates if s.candidates is not None else ws.candidates(s.params.select.candidates)
     if not candidates.size:
         return
@@ -194,6 +208,27 @@ def run_fill(s: QueryState) -> None:
             floor = min(floor, float(ws.relevance(np.asarray([pos]))[0]))
             s.scores.append(floor)  # keep the reported scores in the order the chunks come in
             s.graph.append(0.0)
+
+
+def run_rerank(s: QueryState) -> None:
+    """The reranker's choice and order of the ranked chunks (it sees their text), cut to ``top_k_chunks``: the
+    relations and paths are then chosen for the chunks it kept."""
+    ws, k = _ws(s), s.params.select.top_k_chunks
+    reranker = s.reranker
+    if reranker is None or not s.ranked:  # pragma: no cover - the stage is skipped then
+        return
+    handles = ws.chunks.ids[np.asarray(s.ranked, dtype=I64)]
+    records = s.view.chunks(handles)
+    present = [(i, rec) for i, rec in enumerate(records) if rec is not None]
+    offered = [
+        ScoredChunk(rec.id, rec.text, rec.doc_id, s.scores[i], dict(rec.metadata), s.graph[i]) for i, rec in present
+    ]
+    at = {rec.id: i for i, rec in present}
+    order = [at[c] for c in reranker(s.text, offered) if c in at]
+    order = list(dict.fromkeys(order))[:k]
+    s.ranked = [s.ranked[i] for i in order]
+    s.scores = [s.scores[i] for i in order]
+    s.graph = [s.graph[i] for i in order]
 
 
 def run_select(s: QueryState) -> None:
@@ -261,9 +296,15 @@ def _strategy_reads(what: str) -> Callable[[QueryState], str | None]:
 def _fill_needed(s: QueryState) -> str | None:
     if not s.params.select.fill_with_dense:
         return "fill_with_dense is off"
-    if len(s.ranked) >= s.params.select.top_k_chunks:
+    if len(s.ranked) >= _wanted(s):
         return "the strategy returned enough chunks"
     return None
+
+
+def _rerank_needed(s: QueryState) -> str | None:
+    if s.reranker is None:
+        return "no reranker was given"
+    return None if s.ranked else "no chunk to rerank"
 
 
 def _communities_needed(s: QueryState) -> str | None:
@@ -298,6 +339,7 @@ PIPELINE: tuple[Stage, ...] = (
     Stage("candidates", run_candidates, _strategy_reads("candidates")),
     Stage("score", run_score),
     Stage("fill", run_fill, _fill_needed),
+    Stage("rerank", run_rerank, _rerank_needed),
     Stage("select", run_select),
     Stage("communities", run_communities, _communities_needed),
     Stage("context", run_context),
@@ -306,13 +348,18 @@ PIPELINE: tuple[Stage, ...] = (
 
 
 def run_pipeline(
-    view: QueryBackend, query: np.ndarray, text: str, params: QueryParams, earlier: str = ""
+    view: QueryBackend,
+    query: np.ndarray,
+    text: str,
+    params: QueryParams,
+    earlier: str = "",
+    reranker: Reranker | None = None,
 ) -> RetrievalResult:
     """Run the stages for one query inside one read view; the result carries the context and the stage log."""
     info = view.info()
     if info.dim and query.size != info.dim:
         raise ValueError(f"the query vector has dimension {query.size}, the index has {info.dim}")
-    state = QueryState(view, query, text, params, info, earlier=earlier)
+    state = QueryState(view, query, text, params, info, earlier=earlier, reranker=reranker)
     if info.chunks == 0:
         state.warnings.append("the index has no chunks")
         result = RetrievalResult(text, [], [], [], [], warnings=state.warnings)

@@ -38,6 +38,12 @@ class StrategyInput:
     """The named entities written as proper names (or included by the caller), not as common words."""
     included: frozenset[int] = frozenset()
     """The entities the caller included (``include_entities``)."""
+    k: int = 0
+    """How many chunks to rank: ``top_k_chunks``, or more for a reranker to choose from (0: ``top_k_chunks``)."""
+
+    @property
+    def depth(self) -> int:
+        return self.k or self.ws.params.top_k_chunks
 
 
 @dataclass

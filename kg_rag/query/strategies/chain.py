@@ -208,7 +208,7 @@ class Chain(Strategy):
             strength = np.bincount(at, weights=weights, minlength=linked.size)  # summed in pair order
             return linked, np.minimum(strength, 1.0)
 
-        k = p.top_k_chunks
+        k = s.depth
         chosen: list[int] = []
         picked: list[float] = []
         graph_at_pick: list[float] = []

@@ -36,6 +36,6 @@ class Frequency(Strategy):
         graph = self.freq_weight * norm_max(freq)  # the graph's part of the score (not the raw count)
         final[rows] = graph[rows] + self.sim_weight * ws.relevance(rows)
         # equal scores in chunk-handle order, not in the order the workspace happened to fetch the chunks
-        top = rank_top(final, ws.params.top_k_chunks, ws.chunks.ids)
+        top = rank_top(final, s.depth, ws.chunks.ids)
         entity_scores = dict(zip(ex.nodes.tolist(), ex.score.tolist()))
         return StrategyOutput(top, final[top], graph[top].astype(np.float32), entity_scores)

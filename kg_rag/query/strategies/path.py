@@ -57,5 +57,5 @@ class HybridPath(Strategy):
         final[rows] = self.graph_weight * norm_max(graph)[rows] + self.dense_weight * ws.relevance(rows)
         if not p.fill_with_dense:
             final[graph <= 0] = -np.inf
-        top = rank_top(final, p.top_k_chunks)
+        top = rank_top(final, s.depth)
         return StrategyOutput(top, final[top], graph[top], entity_scores)

@@ -177,7 +177,7 @@ class PPR(Strategy):
             reset[n:][prior_mask] += self.passage_weight * norm
         total = reset.sum()
         if total <= 0:
-            top = rank_top(relevance, p.top_k_chunks)
+            top = rank_top(relevance, s.depth)
             return StrategyOutput(passage_pos_sorted[top], relevance[top].astype(np.float32), np.zeros(top.size))
         reset /= total
         x = reset.copy()
@@ -190,7 +190,7 @@ class PPR(Strategy):
             if delta < 1e-9:
                 break
         mass = x[n:]
-        top = rank_top(mass, p.top_k_chunks)
+        top = rank_top(mass, s.depth)
         best = rank_top(x[:n], max(p.top_k_nodes, 1) * 20)  # only the best entities can be shown
         entity_scores = dict(zip(entities[best].tolist(), x[:n][best].tolist()))
         return StrategyOutput(
