@@ -207,6 +207,10 @@ def _index_locked(args, store, embeddings, extractor, progress, inputs: dict[str
         f"({counted(type_vocabulary(stats['relation_types']), 'type')} besides RELATED) into {out}"
     )
     skipped_now = {k: v - skipped_before.get(k, 0) for k, v in report.skipped.items()}
+    if args.docs:  # the files not read were named, with their reason, before any extraction
+        from kg_rag.ingest.report import FILE_REASONS
+
+        skipped_now = {k: v for k, v in skipped_now.items() if k not in FILE_REASONS}
     if any(skipped_now.values()):  # this run's; `kg-rag stats` shows the index's running totals
         print("skipped: " + ", ".join(f"{k}={v}" for k, v in sorted(skipped_now.items()) if v))
     if changes is not None and changes.failed:
@@ -432,6 +436,13 @@ def add_parsers(sub) -> None:
     )
     p.add_argument(
         "--follow-links", action="store_true", help="with --docs: follow symbolic links that lead out of the folder"
+    )
+    p.add_argument(
+        "--encoding",
+        default=None,
+        metavar="ENC",
+        help="with --docs: decode text, CSV and HTML files with this encoding (e.g. cp1252), strictly; by default "
+        "UTF-8, else a guessed encoding, named per file",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=cmd_index)
