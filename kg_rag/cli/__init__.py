@@ -15,7 +15,7 @@ import os
 import sys
 
 from kg_rag.cli import communities, demo, evaluation, exporting, indexing, querying, server, serving
-from kg_rag.cli.common import CLIError
+from kg_rag.cli.common import CLIError, one_line
 from kg_rag.errors import KGRagError
 
 
@@ -27,18 +27,6 @@ def build_parser() -> argparse.ArgumentParser:
     for module in (indexing, querying, communities, evaluation, demo, server, exporting, serving):
         module.add_parsers(sub)
     return parser
-
-
-def _one_line(exc: BaseException) -> str:
-    """The first line of an error; for a pydantic validation error, the message of its first error."""
-    errors = getattr(exc, "errors", None)
-    if callable(errors) and type(exc).__name__ == "ValidationError":
-        try:
-            first = errors()[0]
-            return str(first.get("msg", exc)).removeprefix("Value error, ").splitlines()[0]
-        except (IndexError, TypeError, AttributeError):
-            pass
-    return str(exc).splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     except (CLIError, KGRagError, ValueError, OSError) as exc:
         if args.debug:
             raise
-        msg = _one_line(exc)
+        msg = one_line(exc)
         if isinstance(exc, FileNotFoundError) and exc.filename and str(exc.filename) not in msg:
             msg = f"{exc.filename}: {exc.strerror or 'no such file'}"
         print(f"kg-rag: error: {msg}", file=sys.stderr)
