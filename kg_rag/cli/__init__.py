@@ -20,7 +20,10 @@ from kg_rag.errors import KGRagError
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from kg_rag import __version__  # the installed distribution's version (pyproject.toml)
+
     parser = argparse.ArgumentParser(prog="kg-rag", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress (INFO)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = parser.add_subparsers(dest="command", required=True)
