@@ -162,10 +162,11 @@ def _index_locked(args, store, embeddings, extractor, progress, inputs: dict[str
             progress=progress,
         )
         _refuse_empty(args, kg, report, skipped_before, old)
-        print(changes.summary())
-        for line in changes.failure_lines():
+        kept = not changes.all_failed  # every extraction failed: nothing of this run is saved
+        print(changes.summary(kept=kept))
+        for line in changes.failure_lines(kept=kept):
             print(f"  {line}")
-        if changes.removed:
+        if changes.removed and kept:
             from kg_rag.ingest.reindex import named
 
             print(f"  deleted {named(changes.removed)}")
@@ -174,8 +175,9 @@ def _index_locked(args, store, embeddings, extractor, progress, inputs: dict[str
 
             spent = {k: report.usage.get(k, 0) - usage_before.get(k, 0) for k in report.usage}
             print("llm usage: " + usage_summary(spent, changes.chunks_extracted + changes.chunks_failed))
-        if changes.chunks_failed and not changes.chunks_extracted:
-            print(f"kg-rag: every extraction failed; {out} was not changed", file=sys.stderr)
+        if not kept:
+            what = f"{out} was not changed" if old is not None else "no index was written"
+            print(f"kg-rag: every extraction failed; {what}", file=sys.stderr)
             return 1
 
     _refuse_empty(args, kg, report, skipped_before, old)
