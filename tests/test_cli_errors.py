@@ -187,9 +187,9 @@ def test_index_reports_this_runs_skips_and_repairs_unstorable_text(tmp_path, cap
     idx = str(tmp_path / "idx")
     argv = ["index", "--docs", str(docs), "--no-extract", "--embeddings", "fake:16", "--out", idx]
     assert main(argv) == 0
-    assert "skipped: binary_file=2" in capsys.readouterr().out  # one of them under an undecodable name
+    assert "not read (binary data): 2 files" in capsys.readouterr().out  # one of them under an undecodable name
     assert main([*argv[:-4], "--out", idx, "--update"]) == 0
-    assert "skipped: binary_file=2" in capsys.readouterr().out  # not 4: the first run's are not repeated
+    assert "not read (binary data): 2 files" in capsys.readouterr().out  # not 4: the first run's are not repeated
     assert main(["stats", idx, "--docs"]) == 0
     listed = capsys.readouterr().out
     assert "docs/caf\\xe9.txt" in listed and "docs/caf\\xe8.txt" in listed  # bytes as escapes: ids stay apart

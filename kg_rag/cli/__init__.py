@@ -15,30 +15,21 @@ import os
 import sys
 
 from kg_rag.cli import communities, demo, evaluation, exporting, indexing, querying, server, serving
-from kg_rag.cli.common import CLIError
+from kg_rag.cli.common import CLIError, one_line
 from kg_rag.errors import KGRagError
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from kg_rag import __version__  # the installed distribution's version (pyproject.toml)
+
     parser = argparse.ArgumentParser(prog="kg-rag", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress (INFO)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = parser.add_subparsers(dest="command", required=True)
     for module in (indexing, querying, communities, evaluation, demo, server, exporting, serving):
         module.add_parsers(sub)
     return parser
-
-
-def _one_line(exc: BaseException) -> str:
-    """The first line of an error; for a pydantic validation error, the message of its first error."""
-    errors = getattr(exc, "errors", None)
-    if callable(errors) and type(exc).__name__ == "ValidationError":
-        try:
-            first = errors()[0]
-            return str(first.get("msg", exc)).removeprefix("Value error, ").splitlines()[0]
-        except (IndexError, TypeError, AttributeError):
-            pass
-    return str(exc).splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     except (CLIError, KGRagError, ValueError, OSError) as exc:
         if args.debug:
             raise
-        msg = _one_line(exc)
+        msg = one_line(exc)
         if isinstance(exc, FileNotFoundError) and exc.filename and str(exc.filename) not in msg:
             msg = f"{exc.filename}: {exc.strerror or 'no such file'}"
         print(f"kg-rag: error: {msg}", file=sys.stderr)

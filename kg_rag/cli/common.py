@@ -16,6 +16,18 @@ class CLIError(Exception):
     """A user-facing error: printed as one line, exit status 2."""
 
 
+def one_line(exc: BaseException) -> str:
+    """The first line of an error; for a pydantic validation error, the message of its first error."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors) and type(exc).__name__ == "ValidationError":
+        try:
+            first = errors()[0]
+            return str(first.get("msg", exc)).removeprefix("Value error, ").splitlines()[0]
+        except (IndexError, TypeError, AttributeError):
+            pass
+    return str(exc).splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
 def check_location(location: str) -> None:
     """An index location a command can open: an empty one (e.g. an unset shell variable) is not the current
     folder, and a file or a missing path is named as such."""

@@ -162,10 +162,11 @@ def _index_locked(args, store, embeddings, extractor, progress, inputs: dict[str
             progress=progress,
         )
         _refuse_empty(args, kg, report, skipped_before, old)
-        print(changes.summary())
-        for line in changes.failure_lines():
+        kept = not changes.all_failed  # every extraction failed: nothing of this run is saved
+        print(changes.summary(kept=kept))
+        for line in changes.failure_lines(kept=kept):
             print(f"  {line}")
-        if changes.removed:
+        if changes.removed and kept:
             from kg_rag.ingest.reindex import named
 
             print(f"  deleted {named(changes.removed)}")
@@ -174,8 +175,9 @@ def _index_locked(args, store, embeddings, extractor, progress, inputs: dict[str
 
             spent = {k: report.usage.get(k, 0) - usage_before.get(k, 0) for k in report.usage}
             print("llm usage: " + usage_summary(spent, changes.chunks_extracted + changes.chunks_failed))
-        if changes.chunks_failed and not changes.chunks_extracted:
-            print(f"kg-rag: every extraction failed; {out} was not changed", file=sys.stderr)
+        if not kept:
+            what = f"{out} was not changed" if old is not None else "no index was written"
+            print(f"kg-rag: every extraction failed; {what}", file=sys.stderr)
             return 1
 
     _refuse_empty(args, kg, report, skipped_before, old)
@@ -207,6 +209,10 @@ def _index_locked(args, store, embeddings, extractor, progress, inputs: dict[str
         f"({counted(type_vocabulary(stats['relation_types']), 'type')} besides RELATED) into {out}"
     )
     skipped_now = {k: v - skipped_before.get(k, 0) for k, v in report.skipped.items()}
+    if args.docs:  # the files not read were named, with their reason, before any extraction
+        from kg_rag.ingest.report import FILE_REASONS
+
+        skipped_now = {k: v for k, v in skipped_now.items() if k not in FILE_REASONS}
     if any(skipped_now.values()):  # this run's; `kg-rag stats` shows the index's running totals
         print("skipped: " + ", ".join(f"{k}={v}" for k, v in sorted(skipped_now.items()) if v))
     if changes is not None and changes.failed:
@@ -432,6 +438,13 @@ def add_parsers(sub) -> None:
     )
     p.add_argument(
         "--follow-links", action="store_true", help="with --docs: follow symbolic links that lead out of the folder"
+    )
+    p.add_argument(
+        "--encoding",
+        default=None,
+        metavar="ENC",
+        help="with --docs: decode text, CSV and HTML files with this encoding (e.g. cp1252), strictly; by default "
+        "UTF-8, else a guessed encoding, named per file",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=cmd_index)

@@ -23,6 +23,15 @@ def check_planning_args(args: argparse.Namespace) -> Any:
         raise CLIError(
             "--dry-run estimates the extraction of --docs; --openie, --corpus and --extractions call no chat model"
         )
+    if args.encoding is not None:
+        if not args.docs:
+            raise CLIError("--encoding is for --docs (JSON inputs are UTF-8)")
+        from kg_rag.ingest.documents import check_encoding
+
+        try:
+            check_encoding(args.encoding)
+        except ValueError as exc:
+            raise CLIError(f"--encoding: {exc}") from None
     if not args.schema:
         return None
     from kg_rag.ingest.schema import load_schema
@@ -37,7 +46,9 @@ def load_input_documents(args: argparse.Namespace, report: Any) -> list[Any]:
     from kg_rag.ingest.report import IngestReport
 
     loaded = IngestReport()
-    documents = load_documents(args.docs, prefix=args.doc_prefix, follow_links=args.follow_links, report=loaded)
+    documents = load_documents(
+        args.docs, prefix=args.doc_prefix, follow_links=args.follow_links, report=loaded, encoding=args.encoding
+    )
     for line in loaded.file_lines():
         print(line)
     report.merge(loaded)

@@ -37,45 +37,30 @@ def cmd_query(args: argparse.Namespace) -> int:
         if getattr(args, flag):
             overrides[flag] = entity_names(getattr(args, flag), retriever.backend)
     result = retriever.retrieve(args.question, **overrides)
-    from kg_rag.langchain.chat import chat_model_configured, default_chat_model
+    from kg_rag.langchain.chat import chat_model_configured
 
-    answer = None
-    if not args.no_answer and chat_model_configured():  # one retrieval: the answer is written from this result
-        from kg_rag.langchain.answer import answer_from_result
-
-        answer = answer_from_result(retriever, default_chat_model(max_retries=2), args.question, result)
+    answering = not args.no_answer and chat_model_configured()
     if args.json:
-        from dataclasses import asdict
-
-        payload = {
-            "query": result.query,
-            "context": result.context,
-            "chunks": [{k: v for k, v in asdict(c).items()} for c in result.chunks],
-            "entities": [asdict(e) for e in result.entities],
-            "paths": [render_path(result.names, pa) for pa in result.paths],
-            "warnings": result.warnings,
-            "relations": [asdict(r) for r in result.relations],
-            "communities": [  # the reports the context shows (a small budget may cut some)
-                {"id": c.id, "level": c.level, "title": c.title, "rating": c.rating, "entities": c.entities}
-                for c in result.communities
-                if c.id in set(result.formatted.communities)
-            ],
-            "section_tokens": result.section_tokens,
-            "timings_ms": result.timings_ms,
-            "stages": [{"name": r.name, "ms": r.ms, "skipped": r.skipped or None} for r in result.stages],
-        }
-        if answer is not None:  # written by the configured chat model (--no-answer leaves it out)
-            payload["answer"] = answer["answer"]
-            payload["citations"] = answer["citations"]
+        payload = _payload(result)
+        if answering:  # written by the configured chat model (--no-answer leaves it out)
+            answer, error = _answer(retriever, args.question, result)
+            payload["answer"] = answer["answer"] if answer else None
+            payload["citations"] = answer["citations"] if answer else []
+            if error:
+                payload["answer_error"] = error
         print(json.dumps(payload, indent=1, ensure_ascii=False))
-        return 0
+        return 1 if answering and error else 0
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     print(result.context)
     print()
-    if answer is not None:
-        print(f"answer: {answer['answer']}")
-        print()
+    sys.stdout.flush()  # the context is out before the chat model is called: a failing model loses nothing
+    error = None
+    if answering:
+        answer, error = _answer(retriever, args.question, result)
+        if answer is not None:
+            print(f"answer: {answer['answer']}")
+            print()
     # diagnostics go to stderr, so stdout (the context and the answer) can be piped on as it is
     # a strategy's score is its own; chain's is the chunk's relevance (dense cosine + lexical match) plus the
     # graph's boost, never above the score of the chunk before it, so the list reads in order
@@ -90,7 +75,44 @@ def cmd_query(args: argparse.Namespace) -> int:
             print(line, file=sys.stderr)
     else:
         print(f"retrieval {result.timings_ms.get('total', 0):.1f} ms (excluding query embedding)", file=sys.stderr)
+    if error:
+        print(f"kg-rag: error: no answer: {error}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _answer(retriever: Any, question: str, result: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """``(answer, None)``, or ``(None, one line)`` when the chat model fails: the retrieval is still printed."""
+    from kg_rag.cli.common import one_line
+    from kg_rag.langchain.answer import AnswerGenerationError, answer_from_result
+    from kg_rag.langchain.chat import default_chat_model
+
+    try:  # one retrieval: the answer is written from this result
+        return answer_from_result(retriever, default_chat_model(max_retries=2), question, result), None
+    except AnswerGenerationError as exc:
+        return None, one_line(exc)
+
+
+def _payload(result: Any) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    return {
+        "query": result.query,
+        "context": result.context,
+        "chunks": [{k: v for k, v in asdict(c).items()} for c in result.chunks],
+        "entities": [asdict(e) for e in result.entities],
+        "paths": [render_path(result.names, pa) for pa in result.paths],
+        "warnings": result.warnings,
+        "relations": [asdict(r) for r in result.relations],
+        "communities": [  # the reports the context shows (a small budget may cut some)
+            {"id": c.id, "level": c.level, "title": c.title, "rating": c.rating, "entities": c.entities}
+            for c in result.communities
+            if c.id in set(result.formatted.communities)
+        ],
+        "section_tokens": result.section_tokens,
+        "timings_ms": result.timings_ms,
+        "stages": [{"name": r.name, "ms": r.ms, "skipped": r.skipped or None} for r in result.stages],
+    }
 
 
 def entity_names(values: list[str], backend: Any) -> list[str]:

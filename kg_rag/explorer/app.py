@@ -2,8 +2,9 @@
 
 ``GET /`` the page; ``GET /api/overview``; ``GET /api/search?q=``; ``POST /api/query`` (a question and the
 retriever's filters); ``POST /api/entity`` (an entity and the same filters). Bad input — an unknown filter or
-value, an unknown entity, an over-long question or body — is a 4xx with a one-line ``{"error": ...}``; any other
-failure is a 500 with one line, and the server keeps serving. No endpoint writes to the index.
+value, a relation type the index does not have, an unknown entity, an over-long question or body — is a 4xx
+with a one-line ``{"error": ...}``; any other failure is a 500 with one line, and the server keeps serving. No
+endpoint writes to the index.
 """
 
 import logging
@@ -111,7 +112,25 @@ def create_app(retriever: Any, *, title: str = "kg-rag explorer") -> FastAPI:
 
     def settings_of(body: Filters) -> tuple[dict[str, Any], Any]:
         settings = body.settings()
+        check_types(settings)
         return settings, retriever.params_for(**settings)  # ValueError (one line) for a bad value
+
+    def check_types(settings: dict[str, Any]) -> None:
+        """A relation type the index does not have, in the allow or the deny list, is a mistake (a typo, another
+        index's vocabulary): refused, naming it, rather than answered with an empty or unfiltered graph."""
+        from kg_rag.model.schema import SYNONYM, upper_snake
+
+        if not settings.get("edge_types") and not settings.get("exclude_edge_types"):
+            return
+        with retriever.backend.reader() as view:
+            known = {*view.info().relation_types, SYNONYM}
+        problems = []
+        for name in ("edge_types", "exclude_edge_types"):
+            unknown = [t for t in settings.get(name) or () if t not in known and upper_snake(t) not in known]
+            if unknown:
+                problems.append(f"{name}: no relation of type {', '.join(map(repr, unknown))} in this index")
+        if problems:
+            raise ValueError("; ".join(problems) + " (the overview lists the relation types)")
 
     @app.get("/", include_in_schema=False)
     def page() -> FileResponse:

@@ -20,9 +20,10 @@ from kg_rag.model.graph import KnowledgeGraph
 FORMATS = ("graphml", "neo4j", "graph-documents", "jsonl")
 
 
-def export_graph(kg: KnowledgeGraph, fmt: str, out: str | Path) -> dict[str, Any]:
+def export_graph(kg: KnowledgeGraph, fmt: str, out: str | Path, *, overwrite: bool = False) -> dict[str, Any]:
     """Write ``kg`` as ``fmt`` to ``out`` (a file; for ``neo4j`` a folder). Returns what was written
-    (``files``, ``entities``, ``relations``)."""
+    (``files``, ``entities``, ``relations``). An existing file, or a folder that is not empty, is refused
+    (``FileExistsError``) unless ``overwrite``."""
     writers = {
         "graphml": write_graphml,
         "neo4j": write_neo4j,
@@ -31,7 +32,7 @@ def export_graph(kg: KnowledgeGraph, fmt: str, out: str | Path) -> dict[str, Any
     }
     if fmt not in writers:
         raise ValueError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    return writers[fmt](kg, Path(out))
+    return writers[fmt](kg, Path(out), overwrite=overwrite)
 
 
 __all__ = [

@@ -104,9 +104,9 @@ def graph_document_dicts(kg: KnowledgeGraph) -> list[dict[str, Any]]:
     return out
 
 
-def write_graph_documents(kg: KnowledgeGraph, path: Path) -> dict[str, Any]:
+def write_graph_documents(kg: KnowledgeGraph, path: Path, *, overwrite: bool = False) -> dict[str, Any]:
     """A JSON array of GraphDocument dicts."""
-    check_target(path)
+    check_target(path, overwrite=overwrite)
     docs = graph_document_dicts(kg)
     with atomic_file(path, encoding="utf-8") as fh:
         json.dump(docs, fh, ensure_ascii=False)

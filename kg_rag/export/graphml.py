@@ -1,10 +1,11 @@
 """GraphML for Gephi, yEd and NetworkX: a directed multigraph whose edges keep their stored direction.
 
-Nodes are entity keys with ``name``, ``entity_type``, ``description`` and their provenance; each edge's GraphML
-id is the relation id, and it carries ``relation_type``, ``predicate``, ``description``, ``evidence`` (the first
-quote), ``evidence_json`` (every evidence record), ``chunk_ids``/``doc_ids`` (JSON lists), ``weight``,
-``confidence`` and ``kind`` (``extracted`` or ``synonym``). ``nx.read_graphml(path, force_multigraph=True)``
-reads it back into a ``MultiDiGraph`` with the same edges.
+Node ids are entity keys (lower-case, what relations point at); each node carries ``label`` (the display name,
+which Gephi shows instead of the id), ``name``, ``entity_type``, ``description`` and its provenance. Each edge's
+GraphML id is the relation id, and it carries ``relation_type``, ``predicate``, ``description``, ``evidence``
+(the first quote), ``evidence_json`` (every evidence record), ``chunk_ids``/``doc_ids`` (JSON lists),
+``weight``, ``confidence`` and ``kind`` (``extracted`` or ``synonym``).
+``nx.read_graphml(path, force_multigraph=True)`` reads it back into a ``MultiDiGraph`` with the same edges.
 """
 
 from __future__ import annotations
@@ -35,14 +36,14 @@ def to_networkx(kg: KnowledgeGraph) -> nx.MultiDiGraph:
     """The graph with GraphML-ready attributes (edge keys are relation ids)."""
     g = nx.MultiDiGraph(name="kg-rag")
     for row in entity_rows(kg):
-        g.add_node(row["key"], **_scalars(row, ("key",)))
+        g.add_node(row["key"], label=row["name"], **_scalars(row, ("key",)))  # the id stays the key
     for row in relation_rows(kg):
         g.add_edge(row["source"], row["target"], key=row["id"], **_scalars(row, ("source", "target", "id")))
     return g
 
 
-def write_graphml(kg: KnowledgeGraph, path: Path) -> dict[str, Any]:
-    check_target(path)
+def write_graphml(kg: KnowledgeGraph, path: Path, *, overwrite: bool = False) -> dict[str, Any]:
+    check_target(path, overwrite=overwrite)
     g = to_networkx(kg)
     with atomic_file(path, "wb") as fh:
         nx.write_graphml(g, fh, encoding="utf-8", named_key_ids=True)

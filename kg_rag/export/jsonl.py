@@ -14,8 +14,8 @@ from kg_rag.model.graph import KnowledgeGraph
 KINDS = ("document", "chunk", "entity", "relation")
 
 
-def write_jsonl(kg: KnowledgeGraph, path: Path) -> dict[str, Any]:
-    check_target(path)
+def write_jsonl(kg: KnowledgeGraph, path: Path, *, overwrite: bool = False) -> dict[str, Any]:
+    check_target(path, overwrite=overwrite)
     counts = dict.fromkeys(KINDS, 0)
     sources = {
         "document": kg.document_records(),

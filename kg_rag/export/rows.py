@@ -69,9 +69,17 @@ def atomic_file(path: Path, mode: str = "w", **kwargs: Any) -> Iterator[IO[Any]]
             tmp.unlink()
 
 
-def check_target(path: Path, *, folder: bool = False) -> None:
-    """Refuse an output that would overwrite the wrong kind of thing (a folder for a file, or the reverse)."""
+def check_target(path: Path, *, folder: bool = False, overwrite: bool = False) -> None:
+    """Refuse an output that would overwrite the wrong kind of thing (a folder for a file, or the reverse), or,
+    unless ``overwrite``, anything at all: an existing file, or for a folder export a folder that is not empty
+    (``FileExistsError``)."""
     if folder and path.exists() and not path.is_dir():
         raise ValueError(f"{path}: exists and is not a folder (the neo4j export writes a folder)")
     if not folder and path.is_dir():
         raise ValueError(f"{path}: is a folder; give a file name")
+    if overwrite:
+        return
+    if folder and path.is_dir() and any(path.iterdir()):
+        raise FileExistsError(f"{path}: the folder is not empty; pass overwrite=True to replace it")
+    if not folder and (path.exists() or path.is_symlink()):
+        raise FileExistsError(f"{path}: the file exists; pass overwrite=True to replace it")

@@ -11,11 +11,13 @@ Document ids are the file's path relative to the folder *including the folder's 
 the same on every machine; ``prefix`` replaces the folder name when two folders share one. Every document
 carries a sha256 of its bytes, so re-indexing an unchanged file costs nothing.
 
-Loading is defensive: binary files are skipped, text encodings are detected (UTF-8/16/32 with or without a
-byte-order mark, Latin-1 and friends, via ``charset-normalizer``), links that lead out of the folder are not
-followed unless asked, an unreadable file is named, counted and skipped, and a PDF without a text layer is
-reported. Splitting goes through ``langchain-text-splitters`` with the (offline) tiktoken ``cl100k_base``
-encoding; the seed's defaults are 512 tokens with 24 overlap.
+Loading is defensive: binary files are skipped, links that lead out of the folder are not followed unless
+asked, an unreadable file is named, counted and skipped, and a PDF without a text layer is reported. Text is
+decoded as strict UTF-8 (or UTF-16/32 with a byte-order mark); a file that is not is decoded with the encoding
+``chardetng`` (Firefox's detector for unlabelled legacy text, which holds up on short texts) guesses, and the
+report names the file and the encoding used (``guessed_encoding``); ``encoding=`` forces one for every file.
+Splitting goes through ``langchain-text-splitters`` with the (offline) tiktoken ``cl100k_base`` encoding; the
+seed's defaults are 512 tokens with 24 overlap.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import os
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from langchain_core.documents import Document
 
@@ -40,7 +43,7 @@ TEXT_SUFFIXES = {".txt", ".md", ".markdown", ".rst", ".text"}
 PDF_SUFFIXES = {".pdf"}
 SUPPORTED_SUFFIXES = TEXT_SUFFIXES | PDF_SUFFIXES | HTML_SUFFIXES | DOCX_SUFFIXES | CSV_SUFFIXES
 FORMATS = {
-    "text": "decoded text (UTF-8/16/32, else charset-normalizer)",
+    "text": "decoded text (UTF-8/16/32, else the encoding chardetng guesses, named in the report)",
     "pdf": "pypdf",
     "html": "BeautifulSoup + markdownify",
     "docx": "python-docx",
@@ -58,16 +61,25 @@ def load_documents(
     prefix: str | None = None,
     follow_links: bool = False,
     report: IngestReport | None = None,
+    encoding: str | None = None,
 ) -> list[Document]:
     """Load one file or every supported file under a folder.
 
     Each ``Document`` has ``metadata = {"doc_id", "source", "content_hash", "page"?}`` (see the module
     docstring for ids). PDFs give one Document per page with text. Problems with single files are recorded
     in ``report`` (skipped, by reason, with the file named) and never stop the folder; only "nothing usable
-    here" raises (``FileNotFoundError`` / ``ValueError`` naming the path).
+    here" raises (``FileNotFoundError`` / ``ValueError`` naming the path). With a ``report`` the problems are
+    the report's to show (logged at INFO); without one they are logged as warnings.
+
+    ``encoding`` (a Python codec name, e.g. ``cp1252``) decodes every text, CSV and HTML file with it, strictly
+    (a file that is not valid in it is skipped as unreadable); by default text that is not UTF-8 is decoded
+    with a guessed encoding, recorded per file as ``guessed_encoding`` (file name and encoding).
     """
+    if encoding is not None:
+        encoding = check_encoding(encoding)
     caller_report = report is not None
     report = report if report is not None else IngestReport()
+    note = logger.info if caller_report else logger.warning  # a report given is shown by its owner (the CLI)
     root = Path(path)
     if not root.exists():
         raise FileNotFoundError(f"{root}: no such file or folder")
@@ -84,19 +96,19 @@ def load_documents(
     for file in unsupported:
         report.skip("unsupported_format", example=_path_text(file))
     if unsupported:  # named in the report when there is one (the CLI prints it), else in the log
-        (logger.info if caller_report else logger.warning)("%s: %s", root, _unsupported_summary(unsupported))
+        note("%s: %s", root, _unsupported_summary(unsupported))
     docs: list[Document] = []
     usable = 0
     for file in files:
         # an undecodable file name (Latin-1 on a UTF-8 system) would carry lone surrogates into the id
         relative = _path_text(file.relative_to(base).as_posix())
         doc_id = f"{label}/{relative}" if label else relative
-        if not _inside(file, resolved_root if root.is_dir() else resolved_root.parent, follow_links, report):
+        if not _inside(file, resolved_root if root.is_dir() else resolved_root.parent, follow_links, report, note):
             continue
         if not file.is_file():
             if file.is_symlink() and not file.exists():  # a link to nothing: say so, not lose it silently
                 report.skip("broken_link", example=f"{file} -> {_path_text(str(file.readlink()))}")
-                logger.warning("%s: a link to a file that does not exist; skipped", file)
+                note("%s: a link to a file that does not exist; skipped", file)
             continue
         try:
             size = file.stat().st_size
@@ -106,18 +118,18 @@ def load_documents(
             raw = file.read_bytes()
         except OSError as exc:
             report.skip("unreadable", example=f"{file}: {exc.strerror or exc}")
-            logger.warning("%s: cannot read (%s); skipped", file, exc.strerror or exc)
+            note("%s: cannot read (%s); skipped", file, exc.strerror or exc)
             continue
         digest = hashlib.sha256(raw).hexdigest()
         suffix = file.suffix.lower()
         if suffix in PDF_SUFFIXES:
-            pages = _load_pdf(file, doc_id, raw, report)
+            pages = _load_pdf(file, doc_id, raw, report, note)
             for page in pages:
                 page.metadata["content_hash"] = digest
             docs.extend(pages)
             usable += bool(pages)
             continue
-        loaded = _load_other(file, suffix, raw, report)
+        loaded = _load_other(file, suffix, raw, report, note, encoding)
         if loaded is None:
             continue
         text, title = loaded
@@ -197,33 +209,48 @@ def _unsupported_summary(files: list[Path]) -> str:
     return f"{len(files)} unsupported file(s) not read ({kinds}): {named}"
 
 
-def _load_other(file: Path, suffix: str, raw: bytes, report: IngestReport) -> tuple[str, str | None] | None:
+def _load_other(
+    file: Path, suffix: str, raw: bytes, report: IngestReport, note: Any, encoding: str | None
+) -> tuple[str, str | None] | None:
     """Text (and a title) of a text, HTML, Word or CSV file; ``None`` when it was skipped (counted, named)."""
     try:
         if suffix in HTML_SUFFIXES:
-            return read_html(raw)
+            if encoding:
+                return read_html(_decode(raw, encoding, strict=True))
+            guess = _html_guess(raw)
+            if guess:
+                _guessed(file, guess, report, note)
+                return read_html(_decode(raw, guess, strict=False))
+            return read_html(raw)  # UTF-8, a byte-order mark or a declared charset: BeautifulSoup reads it
         if suffix in DOCX_SUFFIXES:
             return read_docx(raw)
+        text, guessed = decode_bytes(raw, encoding)
     except ValueError as exc:
         report.skip("unreadable", example=f"{file}: {exc}")
-        logger.warning("%s: %s; skipped", file, exc)
+        note("%s: %s; skipped", file, exc)
         return None
-    text = decode_text(raw)
     if text is None:
         report.skip("binary_file", example=str(file))
-        logger.warning("%s: looks like binary data, not text; skipped", file)
+        note("%s: looks like binary data, not text; skipped", file)
         return None
+    if guessed:
+        _guessed(file, guessed, report, note)
     if suffix in CSV_SUFFIXES:
         try:
             return read_csv(text, suffix)
         except ValueError as exc:
             report.skip("unreadable", example=f"{file}: {exc}")
-            logger.warning("%s: %s; skipped", file, exc)
+            note("%s: %s; skipped", file, exc)
             return None
     return text, None
 
 
-def _inside(file: Path, root: Path, follow_links: bool, report: IngestReport) -> bool:
+def _guessed(file: Path, encoding: str, report: IngestReport, note: Any) -> None:
+    report.warn("guessed_encoding", example=f"{_path_text(file)} ({encoding})")
+    note("%s: not UTF-8; decoded as %s (a guess: pass an encoding to force one)", file, encoding)
+
+
+def _inside(file: Path, root: Path, follow_links: bool, report: IngestReport, note: Any) -> bool:
     """Whether ``file`` may be read: always when it is inside ``root``; a link out of it only when asked."""
     if follow_links:
         return True
@@ -235,39 +262,106 @@ def _inside(file: Path, root: Path, follow_links: bool, report: IngestReport) ->
     if target == root or root in target.parents:
         return True
     report.skip("link_outside_folder", example=f"{file} -> {target}")
-    logger.warning("%s: links outside the folder (to %s); not followed (use --follow-links)", file, target)
+    note("%s: links outside the folder (to %s); not followed (use --follow-links)", file, target)
     return False
 
 
-def decode_text(raw: bytes) -> str | None:
-    """Bytes of a text file as text, or ``None`` when they are binary data.
+_PYTHON_CODECS = {
+    "shift_jis": "cp932",
+    "euc-kr": "cp949",
+    "big5": "big5hkscs",
+    "iso-8859-8-i": "iso8859_8",
+    "windows-874": "cp874",
+    "x-mac-cyrillic": "mac_cyrillic",
+}
+"""The Python codec for the WHATWG encodings chardetng names that Python spells otherwise (the WHATWG
+``Shift_JIS`` and ``EUC-KR`` are Microsoft's supersets, as in every browser)."""
 
-    UTF-8 first (the common case, and strict); otherwise a byte-order mark or ``charset-normalizer``'s best
-    guess. Text with NUL bytes or many control characters after decoding is binary.
+
+def check_encoding(encoding: str) -> str:
+    """``encoding`` when Python has a codec of that name; ``ValueError`` naming it otherwise."""
+    import codecs
+
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise ValueError(f"unknown encoding {encoding!r} (a Python codec name, such as cp1252 or latin-1)") from None
+    return encoding
+
+
+def decode_text(raw: bytes, encoding: str | None = None) -> str | None:
+    """Bytes of a text file as text, or ``None`` when they are binary data (see :func:`decode_bytes`)."""
+    return decode_bytes(raw, encoding)[0]
+
+
+def decode_bytes(raw: bytes, encoding: str | None = None) -> tuple[str | None, str | None]:
+    """``(text, guessed encoding)``: the text (``None`` for binary data) and, when the bytes did not say how
+    they are encoded, the encoding that was guessed (``None`` otherwise).
+
+    A byte-order mark, then strict UTF-8 (the common case: valid UTF-8 is almost never anything else); otherwise
+    ``chardetng``'s guess. ``encoding`` forces a codec, strictly: bytes not valid in it raise ``ValueError``.
+    Text with NUL bytes or many control characters after decoding is binary.
     """
     if not raw:
-        return ""
+        return "", None
+    if encoding is not None:
+        return _textual(_decode(raw, encoding, strict=True)), None
     for bom, codec in (
         (b"\xef\xbb\xbf", "utf-8-sig"),
         (b"\xff\xfe\x00\x00", "utf-32"),
         (b"\x00\x00\xfe\xff", "utf-32"),
     ):
         if raw.startswith(bom):
-            return _textual(raw.decode(codec, errors="replace"))
+            return _textual(raw.decode(codec, errors="replace")), None
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return _textual(raw.decode("utf-16", errors="replace"))
+        return _textual(raw.decode("utf-16", errors="replace")), None
     try:
-        return _textual(raw.decode("utf-8"))
+        return _textual(raw.decode("utf-8")), None
     except UnicodeDecodeError:
         pass
+    if b"\x00" in raw[:8192]:  # no 8-bit text holds NULs: do not ask a detector to name binary data
+        return None, None
+    guess = guess_encoding(raw)
+    return _textual(_decode(raw, guess, strict=False)), guess
+
+
+def _decode(raw: bytes, encoding: str, *, strict: bool) -> str:
+    """``raw`` decoded as ``encoding`` (a Python or WHATWG name); strictly, bytes not valid in it raise
+    ``ValueError``; else they become U+FFFD. A UTF-8 byte-order mark is dropped."""
+    codec = _PYTHON_CODECS.get(encoding.lower(), encoding)
+    if codec.lower().replace("_", "-") in ("utf-8", "utf8"):
+        codec = "utf-8-sig"
     try:
-        from charset_normalizer import from_bytes
-    except ImportError:  # pragma: no cover - a dependency; fall back to Latin-1, which always decodes
-        return _textual(raw.decode("latin-1"))
-    best = from_bytes(raw).best()
-    if best is None:
+        return raw.decode(codec, errors="strict" if strict else "replace")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"not valid {encoding} (byte 0x{raw[exc.start]:02x} at offset {exc.start})") from None
+
+
+def guess_encoding(raw: bytes) -> str:
+    """The legacy encoding of bytes that are not UTF-8, as ``chardetng`` (the detector Firefox uses for
+    unlabelled pages) names it, e.g. ``windows-1252``, ``windows-1251``, ``Shift_JIS``."""
+    from chardetng_py import EncodingDetector
+
+    detector = EncodingDetector()
+    detector.feed(raw, last=True)
+    return detector.guess(tld=None, allow_utf8=False)
+
+
+def _html_guess(raw: bytes) -> str | None:
+    """The encoding to read an HTML file with when its bytes do not say (no byte-order mark, not UTF-8, no
+    ``<meta charset>``): ``None`` when BeautifulSoup can tell on its own."""
+    from bs4.dammit import EncodingDetector
+
+    if raw.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")):
         return None
-    return _textual(str(best))
+    try:
+        raw.decode("utf-8")
+        return None
+    except UnicodeDecodeError:
+        pass
+    if EncodingDetector.find_declared_encoding(raw, is_html=True):
+        return None
+    return guess_encoding(raw)
 
 
 def _textual(text: str) -> str | None:
@@ -278,7 +372,7 @@ def _textual(text: str) -> str | None:
     return None if sample and control / len(sample) > 0.05 else text
 
 
-def _load_pdf(file: Path, doc_id: str, raw: bytes, report: IngestReport) -> list[Document]:
+def _load_pdf(file: Path, doc_id: str, raw: bytes, report: IngestReport, note: Any) -> list[Document]:
     """One Document per page with text. An unreadable file is counted and named; a page whose text cannot be
     extracted is skipped with a warning; a PDF with no text layer at all (a scan) is reported."""
     from pypdf.errors import LimitReachedError
@@ -300,7 +394,7 @@ def _load_pdf(file: Path, doc_id: str, raw: bytes, report: IngestReport) -> list
                 pages = _pdf_pages(file)
     except ValueError as exc:
         report.skip("unreadable", example=str(exc))
-        logger.warning("%s; skipped", exc)
+        note("%s; skipped", exc)
         return []
     docs = [
         Document(page_content=text, metadata={"doc_id": doc_id, "source": _path_text(file), "page": page})
@@ -309,7 +403,7 @@ def _load_pdf(file: Path, doc_id: str, raw: bytes, report: IngestReport) -> list
     ]
     if pages and not docs:
         report.warn("pdf_without_text", example=str(file))
-        logger.warning("%s: no text layer (a scanned PDF?); nothing to index — run OCR first", file)
+        note("%s: no text layer (a scanned PDF?); nothing to index — run OCR first", file)
     return docs
 
 

@@ -40,7 +40,9 @@ def _tidy(text: str) -> str:
     return _BLANK_LINES.sub("\n\n", "\n".join(lines)).strip()
 
 
-def read_html(raw: bytes) -> tuple[str, str | None]:
+def read_html(raw: bytes | str) -> tuple[str, str | None]:
+    """``raw``: the file's bytes (BeautifulSoup reads the declared encoding), or its text when the caller
+    decoded it (an encoding forced or guessed)."""
     from bs4 import BeautifulSoup
     from markdownify import MarkdownConverter
 

@@ -47,7 +47,19 @@ class DocumentChanges:
         """Whether any extraction failed (the CLI then exits 1)."""
         return bool(self.chunks_failed)
 
-    def summary(self) -> str:
+    @property
+    def all_failed(self) -> bool:
+        """Whether extraction was attempted and not one chunk succeeded (the CLI then keeps nothing)."""
+        return bool(self.chunks_failed) and not self.chunks_extracted
+
+    def summary(self, *, kept: bool = True) -> str:
+        """One line of counts. ``kept=False``: the caller discarded this run (every extraction failed), so
+        nothing was added, replaced or removed, whatever the in-memory graph holds."""
+        if not kept:
+            return (
+                "documents: none added, replaced or removed (every extraction failed); "
+                f"chunks extracted {self.chunks_extracted}, failed {self.chunks_failed}"
+            )
         parts = [
             f"{len(self.added)} added",
             f"{len(self.replaced)} replaced",
@@ -61,9 +73,13 @@ class DocumentChanges:
             line += f" (of {self.chunks_retried} retried)"
         return line
 
-    def failure_lines(self, limit: int = 10) -> list[str]:
+    def failure_lines(self, limit: int = 10, *, kept: bool = True) -> list[str]:
+        """Per-document failures (``kept`` as for :meth:`summary`: a discarded run added nothing)."""
         lines = [f"kept the old version of {d}: {e}" for d, e in self.kept_old.items()]
-        lines += [f"added {d} without some relations: {e}" for d, e in self.incomplete.items()]
+        if kept:
+            lines += [f"added {d} without some relations: {e}" for d, e in self.incomplete.items()]
+        else:
+            lines += [f"not added {d}: {e}" for d, e in self.incomplete.items()]
         if not lines and self.first_error:
             lines = [f"first error: {self.first_error}"]
         if len(lines) > limit:

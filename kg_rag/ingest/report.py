@@ -19,6 +19,11 @@ FILE_REASONS = {
     "link_outside_folder": "link out of the folder",
 }
 """Why a file was not read (skip reasons recorded by :func:`~kg_rag.ingest.documents.load_documents`)."""
+FILE_WARNINGS = {
+    "guessed_encoding": "read with a guessed encoding (not UTF-8; --encoding forces one)",
+    "pdf_without_text": "nothing to index (no text layer: a scanned PDF? run OCR first)",
+}
+"""What was read with a caveat (warnings recorded by :func:`~kg_rag.ingest.documents.load_documents`)."""
 
 
 @dataclass
@@ -66,18 +71,21 @@ class IngestReport:
             bucket.append(text)
 
     def file_lines(self, limit: int = 10) -> list[str]:
-        """One line per reason files were not read, counting and naming them (``limit`` names each; the report
-        keeps at most :attr:`MAX_EXAMPLES`)."""
+        """One line per reason files were not read, or were read with a caveat (a guessed encoding, with the
+        encoding used), counting and naming them (``limit`` names each; the report keeps at most
+        :attr:`MAX_EXAMPLES`)."""
         lines = []
-        for reason, label in FILE_REASONS.items():
-            n = self.skipped.get(reason, 0)
-            if not n:
-                continue
-            names = self.examples.get(reason, [])[:limit]
-            more = n - len(names)
-            shown = ", ".join(names) + (f" ... and {more} more" if more > 0 and names else "")
-            noun = ("entry", "entries") if reason == "hidden" else ("file", "files")  # hidden: folders too
-            lines.append(f"not read ({label}): {n} {noun[n != 1]}" + (f": {shown}" if shown else ""))
+        for counts, labels, lead in ((self.skipped, FILE_REASONS, "not read "), (self.warnings, FILE_WARNINGS, "")):
+            for reason, label in labels.items():
+                n = counts.get(reason, 0)
+                if not n:
+                    continue
+                names = self.examples.get(reason, [])[:limit]
+                more = n - len(names)
+                shown = ", ".join(names) + (f" ... and {more} more" if more > 0 and names else "")
+                noun = ("entry", "entries") if reason == "hidden" else ("file", "files")  # hidden: folders too
+                counted = f"{n} {noun[n != 1]}" + (f": {shown}" if shown else "")
+                lines.append(f"{lead}({label}): {counted}" if lead else f"{label}: {counted}")
         return lines
 
     def add_usage(self, usage: dict[str, int]) -> None:

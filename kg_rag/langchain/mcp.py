@@ -5,6 +5,10 @@ Each MCP tool *is* a LangChain tool: its name, description and input schema are 
 (``args_schema``), and a call runs the LangChain tool, so an agent sees the same tools either way. A tool error
 the model can act on (an unknown entity, an empty query) comes back as an MCP error result with its one-line
 message; the artifact (documents, path steps, cited communities) travels as ``structuredContent``.
+
+Arguments are checked before the tool runs, against the tool's own schema (which stays LangChain's): an argument
+the tool does not take (``k`` on the search tool) is refused, not silently ignored, and a text longer than
+:data:`MAX_TEXT_CHARS` (the explorer's bound on a question) is refused rather than embedded and searched.
 """
 
 from __future__ import annotations
@@ -15,6 +19,9 @@ from typing import Any
 from langchain_core.documents import Document
 
 logger = logging.getLogger(__name__)
+
+MAX_TEXT_CHARS = 2000
+"""Longest text a tool argument may hold (a question or a name, not a document), as the explorer's question."""
 
 
 def agent_tools(retriever: Any, llm: Any | None = None, *, global_level: int = 0) -> list[Any]:
@@ -35,6 +42,22 @@ def input_schema(tool: Any) -> dict[str, Any]:
     if isinstance(schema, dict):
         return dict(schema)
     return schema.model_json_schema()
+
+
+def argument_problem(tool: Any, arguments: dict[str, Any]) -> str | None:
+    """One line saying what is wrong with ``arguments`` for ``tool`` (``None`` when nothing): arguments its schema
+    does not name, or a text over :data:`MAX_TEXT_CHARS` (missing or mistyped arguments are the tool's to say)."""
+    known = list(input_schema(tool).get("properties") or {})
+    unknown = [name for name in arguments if name not in known]
+    if unknown:
+        takes = ", ".join(known) or "no arguments"
+        return f"{tool.name}: unknown argument {', '.join(map(repr, unknown))} (it takes {takes})"
+    for name, value in arguments.items():
+        texts = value if isinstance(value, list) else [value]
+        longest = max((len(v) for v in texts if isinstance(v, str)), default=0)
+        if longest > MAX_TEXT_CHARS:
+            return f"{tool.name}: {name} is {longest} characters long; at most {MAX_TEXT_CHARS} are accepted"
+    return None
 
 
 def _jsonable(value: Any) -> Any:
@@ -66,6 +89,9 @@ def build_server(tools: list[Any], name: str = "kg-rag") -> Any:
         tool = by_name.get(tool_name)
         if tool is None:
             raise ValueError(f"unknown tool {tool_name!r}; this server has {', '.join(by_name)}")
+        problem = argument_problem(tool, arguments or {})
+        if problem:
+            return types.CallToolResult(content=[types.TextContent(type="text", text=problem)], isError=True)
         message = await tool.ainvoke({"type": "tool_call", "name": tool_name, "args": arguments, "id": "mcp"})
         text = message.content if isinstance(message.content, str) else str(message.content)
         error = getattr(message, "status", "success") == "error"

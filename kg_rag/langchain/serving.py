@@ -5,6 +5,11 @@ read the index location from the environment, open it once per process (the retr
 directory index moves to a newer generation on its own ``refresh``), and compile without a checkpointer: the
 LangGraph server brings its own persistence (threads, state history).
 
+Both factories are ``async`` and build in a worker thread (``asyncio.to_thread``): opening the index reads
+files, and making the default ``local`` embeddings imports ``transformers`` (which reads the working folder), so
+building on the server's event loop would stall every other request — and ``langgraph dev`` refuses it with
+``BlockingError`` on every run. The LangGraph server awaits a factory that returns a coroutine.
+
 Environment:
 - ``KG_RAG_INDEX`` (required): an index directory or a ``postgresql://`` URI.
 - ``KG_RAG_EMBEDDINGS``: query embeddings spec (default: the model the index records).
@@ -15,6 +20,7 @@ Environment:
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 from typing import Any
@@ -70,17 +76,29 @@ def _chat_model() -> Any:
     return default_chat_model(max_retries=2)
 
 
-def answer_graph(config: RunnableConfig) -> Any:
-    """The retrieve -> answer graph over ``KG_RAG_INDEX`` (input ``{"question": ...}``; retrieval settings per
-    run in ``config["configurable"]``; the output carries the answer, the documents shown and the citations)."""
+async def answer_graph(config: RunnableConfig) -> Any:
+    """The retrieve -> answer graph over ``KG_RAG_INDEX`` (input ``{"question": ...}`` or ``{"messages": [...]}``;
+    retrieval settings per run in ``config["configurable"]``; the output carries the answer, the documents shown
+    and the citations). Built off the event loop (see the module docstring)."""
+    return await asyncio.to_thread(make_answer_graph)
+
+
+async def global_search_graph(config: RunnableConfig) -> Any:
+    """Map-reduce global search over the community reports of ``KG_RAG_INDEX`` (input ``{"question": ...}``).
+    Built off the event loop (see the module docstring)."""
+    return await asyncio.to_thread(make_global_search_graph)
+
+
+def make_answer_graph() -> Any:
+    """:func:`answer_graph`, synchronously (blocking: opens the index and makes the embeddings the first time)."""
     from kg_rag.langchain.answer import build_answer_graph
 
     retriever = retriever_from_env()
     return _cached(("answer", *_settings()), lambda: build_answer_graph(retriever, _chat_model()))
 
 
-def global_search_graph(config: RunnableConfig) -> Any:
-    """Map-reduce global search over the community reports of ``KG_RAG_INDEX`` (input ``{"question": ...}``)."""
+def make_global_search_graph() -> Any:
+    """:func:`global_search_graph`, synchronously (blocking, as :func:`make_answer_graph`)."""
     from kg_rag.langchain.communities import build_global_search
 
     retriever = retriever_from_env()

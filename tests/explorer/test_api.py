@@ -79,7 +79,7 @@ def test_filters_are_the_retrievers_filters(client, retriever):
     allowed = client.post("/api/query", json={"question": QUESTION, "edge_types": ["SUPERSEDES"]}).json()
     assert {e["relation_type"] for e in allowed["edges"]} == {"SUPERSEDES"}
     unknown = client.post("/api/query", json={"question": QUESTION, "edge_types": ["NO_SUCH_TYPE"]})
-    assert unknown.status_code == 200 and any("NO_SUCH_TYPE" in w for w in unknown.json()["warnings"])
+    assert unknown.status_code == 422 and "NO_SUCH_TYPE" in unknown.json()["error"]  # issue 30: not an empty graph
 
 
 def test_entity_view_shows_typed_in_and_out_edges_with_evidence(client):
@@ -119,6 +119,16 @@ def test_overview_and_search(client):
         ("post", "/api/query", {"question": "x", "k": 0}, 422, "k"),
         ("post", "/api/query", {"question": "x", "exclude_entities": [""]}, 422, "exclude_entities"),
         ("post", "/api/query", {"question": "x", "edge_types": "SUPERSEDES"}, 422, "edge_types"),
+        # issue 30: a relation type the index does not have, allowed or denied, is named, not an empty graph
+        (
+            "post",
+            "/api/query",
+            {"question": "x", "edge_types": ["NOPE_TYPE"]},
+            422,
+            "edge_types: no relation of type 'NOPE_TYPE' in this index",
+        ),
+        ("post", "/api/query", {"question": "x", "exclude_edge_types": ["SUPERSEDES", "NOPE"]}, 422, "'NOPE'"),
+        ("post", "/api/entity", {"entity": "Directive 2019-03", "edge_types": ["NOPE_TYPE"]}, 422, "NOPE_TYPE"),
         ("post", "/api/entity", {"entity": "nobody at all"}, 404, "no entity"),
         (
             "post",
@@ -136,6 +146,23 @@ def test_bad_input_is_a_4xx_with_one_line(client, method, url, body, status, mes
     assert res.status_code == status
     error = res.json()["error"]
     assert message in error and "\n" not in error
+
+
+def test_relation_types_are_checked_against_the_index_vocabulary(client):
+    """Both lists are checked and every unknown type named; known types pass in any spelling the filter takes."""
+    res = client.post(
+        "/api/query",
+        json={"question": QUESTION, "edge_types": ["SUPERSEDES", "NOPE_A"], "exclude_edge_types": ["NOPE_B"]},
+    )
+    assert res.status_code == 422
+    error = res.json()["error"]
+    assert "edge_types: no relation of type 'NOPE_A'" in error and "exclude_edge_types: no relation of type 'NOPE_B'"
+    assert "SUPERSEDES'" not in error
+    ok = client.post("/api/query", json={"question": QUESTION, "edge_types": ["supersedes"], "k": 1})
+    assert ok.status_code == 200 and {e["relation_type"] for e in ok.json()["edges"]} == {"SUPERSEDES"}
+    assert (
+        client.post("/api/query", json={"question": QUESTION, "exclude_edge_types": ["SYNONYM_OF"]}).status_code == 200
+    )
 
 
 def test_huge_or_broken_bodies_are_refused_and_the_server_keeps_serving(client, index_dir):

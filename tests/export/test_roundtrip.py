@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -145,26 +146,59 @@ def test_graphml_reads_into_a_multidigraph_with_the_same_edges(kg, tmp_path):
     assert attrs["weight"] == pytest.approx(rel.weight) and attrs["confidence"] == pytest.approx(rel.confidence)
     assert [e["quote"] for e in json.loads(attrs["evidence_json"])] == [e.quote for e in rel.evidence]
     assert decoded.nodes[NEWER]["entity_type"] == "POLICY"
+    # Gephi shows a node's `label`: the display name, while the node id stays the key relations point at
+    assert decoded.nodes["project atlas"]["label"] == "Project Atlas"
+    assert all(attrs["label"] == attrs["name"] for _, attrs in decoded.nodes(data=True))
+
+
+def read_csv_rows(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
 
 
 def test_neo4j_csv_headers_and_script(kg, tmp_path):
     summary = write_neo4j(kg, tmp_path / "neo")
     assert summary["array_delimiter"] == "|"  # a chunk id holds ";"
-    with open(tmp_path / "neo" / "relations.csv", newline="", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
+    rows = read_csv_rows(tmp_path / "neo" / "relations.csv")
     assert list(rows[0])[:3] == [":START_ID(Entity)", ":END_ID(Entity)", ":TYPE"]
     got = {(r[":START_ID(Entity)"], r[":END_ID(Entity)"], r[":TYPE"], r["id"]) for r in rows}
     assert got == directed_edges(kg)
-    with open(tmp_path / "neo" / "entities.csv", newline="", encoding="utf-8") as fh:
-        entities = list(csv.DictReader(fh))
+    entities = read_csv_rows(tmp_path / "neo" / "entities.csv")
     assert list(entities[0])[0] == "key:ID(Entity)" and {e[":LABEL"] for e in entities} == {"Entity"}
     script = (tmp_path / "neo" / "load.cypher").read_text()
+    assert "relations.csv" not in script and "WHERE" not in script  # no pass over every relation per type
     for rtype in {r[":TYPE"] for r in rows}:
-        assert f"WHERE row.`:TYPE` = '{rtype}'" in script
-        assert f"CREATE (s)-[:`{rtype}` {{" in script
+        assert script.count(f"CREATE (s)-[:`{rtype}` {{") == 1
     assert "(s:Entity {key: row.`:START_ID(Entity)`}), (t:Entity {key: row.`:END_ID(Entity)`})" in script
     assert "split(row.`chunk_ids:string[]`, '|')" in script
     assert "--array-delimiter='|'" in (tmp_path / "neo" / "import.sh").read_text()
+
+
+def test_load_cypher_reads_each_relation_once_from_a_file_per_type(kg, tmp_path):
+    """LOAD CSV's cost grows with the rows: each statement reads only its own type's file, and those files hold
+    every row of relations.csv (what neo4j-admin reads) exactly once."""
+    summary = write_neo4j(kg, tmp_path / "neo")
+    folder = tmp_path / "neo"
+    script = (folder / "load.cypher").read_text()
+    statements = [s for s in script.split(";") if "LOAD CSV" in s]
+    by_type = sorted((folder / "relations_by_type").iterdir())
+    assert summary["relation_type_files"] == len(by_type) == len(statements) - 1  # and one for the entities
+    seen = []
+    for statement in statements[1:]:
+        name = re.search(r"FROM 'file:///relations_by_type/([^']+)'", statement).group(1)
+        rtype = re.search(r"CREATE \(s\)-\[:`([^`]+)`", statement).group(1)
+        rows = read_csv_rows(folder / "relations_by_type" / name)
+        assert rows and {r[":TYPE"] for r in rows} == {rtype}  # the file holds that type's rows, and only them
+        seen += [tuple(r.values()) for r in rows]
+    assert sorted(seen) == sorted(tuple(r.values()) for r in read_csv_rows(folder / "relations.csv"))
+
+
+def test_type_files_are_distinct_and_safe_names():
+    from kg_rag.export.neo4j import type_files
+
+    files = type_files(["SUPERSEDES", "supersedes", "A/B", "../X", "RÉVOQUE"])
+    assert len(set(files.values())) == 5 and len({f.lower() for f in files.values()}) == 5
+    assert all(re.fullmatch(r"\d{4}_[A-Za-z0-9_-]+\.csv", f) for f in files.values())
 
 
 def _load_into_ladybug(folder: Path, db_path: Path, types: list[str], delimiter: str):
@@ -186,10 +220,14 @@ def _load_into_ladybug(folder: Path, db_path: Path, types: list[str], delimiter:
         "s STRING, t STRING, type STRING, id STRING, kind STRING, predicate STRING, description STRING, "
         "evidence STRING, ej STRING, chunk_ids STRING, doc_ids STRING, weight DOUBLE, confidence STRING"
     )
-    for t in types:
+    # the files and types load.cypher names, each file read once, as the script reads them
+    script = (folder / "load.cypher").read_text()
+    pairs = re.findall(r"FROM 'file:///(relations_by_type/[^']+)' AS row\n.*?CREATE \(s\)-\[:`([^`]+)`", script, re.S)
+    assert sorted(t for _, t in pairs) == sorted(types)
+    for name, t in pairs:
         conn.execute(
-            f"LOAD WITH HEADERS ({rcols}) FROM '{folder / 'relations.csv'}' (header=true) "
-            f"WITH * WHERE type = '{t}' MATCH (a:Entity {{key: s}}), (b:Entity {{key: t}}) "
+            f"LOAD WITH HEADERS ({rcols}) FROM '{folder / name}' (header=true) "
+            "MATCH (a:Entity {key: s}), (b:Entity {key: t}) "
             f"CREATE (a)-[:`{t}` {{id: id, evidence: evidence, chunk_ids: string_split(chunk_ids, '{delimiter}'), "
             "weight: weight}]->(b)"
         )

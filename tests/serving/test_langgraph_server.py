@@ -1,9 +1,15 @@
 """The answer graph and global search served by the in-memory LangGraph server (``langgraph dev`` reading the
 repository's ``langgraph.json``) against a small index and the local OpenAI-compatible test server, called
-through ``langgraph-sdk``: a run, a streamed run with the retriever's events, thread state, global search."""
+through ``langgraph-sdk``: a run, a streamed run with the retriever's events, thread state, global search, the
+chat-style ``{"messages": [...]}`` input.
+
+The server's embeddings block when they are made (as the local model's import does), so these runs also show
+that the graph factories build the retriever off the event loop (``langgraph dev`` refuses blocking calls on
+it with ``BlockingError``)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -11,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from ..conftest import REPO
-from ..serving_support import BOW, free_port, running
+from ..serving_support import free_port, running
+from .blocking_embeddings import SPEC as BLOCKING_EMBEDDINGS
 
 sdk = pytest.importorskip("langgraph_sdk", reason="the LangGraph server test needs langgraph-sdk (test extra)")
 QUESTION = "What superseded Directive 2019-03?"
@@ -33,7 +40,8 @@ def langgraph_url(served_index, tmp_path_factory):
         "OPENAI_BASE_URL": chat.base_url,
         "KG_RAG_CHAT_MODEL": "fake-model",
         "KG_RAG_INDEX": str(served_index),
-        "KG_RAG_EMBEDDINGS": BOW,
+        "KG_RAG_EMBEDDINGS": BLOCKING_EMBEDDINGS,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),  # for the tests package
         "LANGGRAPH_CLI_NO_ANALYTICS": "1",
         "LANGSMITH_TRACING": "false",
         "LANGCHAIN_TRACING_V2": "false",
@@ -93,6 +101,15 @@ def test_answer_graph_run_stream_and_thread_state(langgraph_url):
     # per-run retrieval settings travel in config["configurable"]
     one = client.runs.wait(None, "kg_rag_answer", input={"question": QUESTION}, config={"configurable": {"k": 1}})
     assert len(one["documents"]) == 1
+
+
+def test_the_chat_input_form_is_served(langgraph_url):
+    """``{"messages": [...]}``: the last human message is the question, and the answer is appended."""
+    client = sdk.get_sync_client(url=langgraph_url)
+    out = client.runs.wait(None, "kg_rag_answer", input={"messages": [{"role": "user", "content": QUESTION}]})
+    assert "SUPERSEDES" in out["answer"] and out["citations"]
+    assert [m["type"] for m in out["messages"]] == ["human", "ai"]
+    assert out["messages"][-1]["content"] == out["answer"]
 
 
 def test_global_search_is_served(langgraph_url):
