@@ -320,7 +320,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
     with IndexWriter(existing_store(args.index), wait=args.wait) as writer:
         meta = writer.store.check()
         writer.embeddings = _index_embeddings(args.embeddings, meta.embedding_model, args.index)
-        known = {str(d["id"]) for d in writer.documents()}
+        known = {str(d["id"]) for d in writer.documents(args.doc)}
         missing = [d for d in dict.fromkeys(args.doc) if d not in known]
         if missing:
             shown = ", ".join(repr(d) for d in missing[:5]) + (" ..." if len(missing) > 5 else "")

@@ -297,13 +297,17 @@ class DirectoryStore(GraphStore):
         """The current generation as an editable index (the NetworkX graph is built)."""
         return self.open().to_index()
 
-    def documents(self) -> list[dict[str, Any]]:
+    def documents(self, ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
         """The current generation's documents (see :meth:`OpenGeneration.documents`)."""
         generation = self.open()
         try:
-            return generation.documents()
+            docs = generation.documents()
         finally:
             generation.close()
+        if ids is None:
+            return docs
+        wanted = set(map(str, ids))
+        return [d for d in docs if str(d.get("id")) in wanted]
 
     def chunks_of(self, doc_ids: Sequence[str]) -> dict[str, list[Chunk]]:
         """The current generation's chunks of these documents (one pass over the chunk records)."""

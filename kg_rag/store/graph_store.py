@@ -119,8 +119,9 @@ class GraphStore(ABC):
         """The stored ingest report (skipped input, extraction failures, usage)."""
 
     @abstractmethod
-    def documents(self) -> list[dict[str, Any]]:
-        """The stored documents' records (``id``, ``source``, ``content_hash``, ..., ``chunks``)."""
+    def documents(self, ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """The stored documents' records (``id``, ``source``, ``content_hash``, ..., ``chunks``); only those of
+        ``ids`` when given (unknown ids are left out)."""
 
     @abstractmethod
     def chunks_of(self, doc_ids: Sequence[str]) -> dict[str, list[Chunk]]:

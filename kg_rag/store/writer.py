@@ -75,9 +75,9 @@ class IndexWriter:
         except IndexNotFoundError:
             return None
 
-    def documents(self) -> list[dict[str, Any]]:
-        """The stored documents' records (``[]`` when there is no index yet)."""
-        return self.store.documents() if self.store.exists() else []
+    def documents(self, ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """The stored documents' records, or those of ``ids`` (``[]`` when there is no index yet)."""
+        return self.store.documents(ids) if self.store.exists() else []
 
     def removals(self, keep: Iterable[str]) -> list[str]:
         """The stored documents a re-index holding exactly ``keep`` would delete (sorted), so a caller can refuse
@@ -117,7 +117,7 @@ class IndexWriter:
         changes."""
         ids = list(dict.fromkeys(str(d) for d in doc_ids))
         with self._locked():
-            known = {str(d["id"]) for d in self.documents()}
+            known = {str(d["id"]) for d in self.documents(ids)}
             missing = [d for d in ids if d not in known]
             if missing:
                 shown = ", ".join(map(repr, missing[:5])) + (" ..." if len(missing) > 5 else "")

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from kg_rag.errors import IndexFormatError
+from kg_rag.index import vectors
 from kg_rag.index.lexical import tokenize
 from kg_rag.model.records import (
     Chunk,
@@ -62,6 +63,8 @@ EXACT_MAX_ROWS = 5000
 PREFETCH_MENTIONS = 64
 """``chunk_entities`` also returns the other chunks of entities mentioned at most this often (one round trip
 instead of two for the chain strategy's next step)."""
+IVF_NPROBE = vectors.IVF_NPROBE
+"""Lists probed per search of a table with an inverted-file index (``KG_RAG_IVF_NPROBE``, as in process)."""
 HNSW_MIN_EF = 100
 """``hnsw.ef_search`` is ``max(HNSW_MIN_EF, 2 k)`` (capped at 1000): recall ~0.98 at k=10 on MuSiQue."""
 
@@ -166,6 +169,7 @@ class PostgresBackend(VersionedBackend):
             conn.read_only = True
             with conn.transaction():
                 conn.execute(f"SET hnsw.ef_search = {HNSW_MIN_EF}")  # per session; raised per search when k needs it
+                conn.execute(f"SET ivfflat.probes = {IVF_NPROBE}")  # large tables: an inverted file, as in process
                 # queries here are short and index-driven: compiling them (JIT) costs more than it saves
                 conn.execute("SET jit = off")
                 # a handful of statements, each run many times with small arrays: planning them once (generic

@@ -22,7 +22,11 @@ from a directory keeps the directory's row numbers, new rows get the next free n
 
 from __future__ import annotations
 
+import math
+import os
 import re
+
+from kg_rag.index.vectors import EXACT_MAX_ROWS
 
 SCHEMA_VERSION = 1
 """The layout this release writes and reads (``meta.schema_version``)."""
@@ -68,18 +72,15 @@ def check_schema_owned(name: str) -> str:
 
 def create_statements(schema: str, dim: int) -> list[str]:
     """DDL for an empty index of vector dimension ``dim`` in ``schema`` (idempotent): tables with their keys,
-    foreign keys, secondary indexes and vector indexes."""
-    return [
-        *table_statements(schema, dim, foreign_keys=True),
-        *index_statements(schema),
-        *vector_index_statements(schema),
-    ]
+    foreign keys and secondary indexes. The vector indexes depend on the tables' sizes
+    (:func:`vector_index_statement`)."""
+    return [*table_statements(schema, dim, foreign_keys=True), *index_statements(schema)]
 
 
 def bulk_load_statements(schema: str, dim: int) -> tuple[list[str], list[str]]:
     """``(before, after)`` a first bulk load: tables with their primary and unique keys only, then the foreign
     keys and secondary indexes, added once the rows are in (one validating pass each instead of a check and an
-    index insertion per copied row). The vector indexes are built last (:func:`vector_index_statements`)."""
+    index insertion per copied row). The vector indexes are built last (:func:`vector_index_statement`)."""
     s = check_schema_owned(schema)
     after = [
         f"ALTER TABLE {s}.{table} ADD CONSTRAINT {table}_{column}_fkey FOREIGN KEY ({column}) "
@@ -217,24 +218,38 @@ VECTOR_TABLES = {"entity_vectors": "entities", "fact_vectors": "relations", "chu
 vectors; a fact's vector is keyed by its relation's id."""
 
 
-VECTOR_INDEXES = {
-    "entity_vectors_hnsw": "entity_vectors",
-    "fact_vectors_hnsw": "fact_vectors",
-    "chunk_vectors_hnsw": "chunk_vectors",
-}
+IVF_MIN_ROWS = int(os.environ.get("KG_RAG_PG_IVF_MIN_ROWS", str(EXACT_MAX_ROWS)))
+"""Vector tables with at least this many rows at a bulk load get an inverted-file index (``ivfflat``: √rows
+lists, :data:`~kg_rag.index.vectors.IVF_NPROBE` probed per search), as the in-process backend does above the
+same size; smaller ones get HNSW. An HNSW build over 1 M vectors took 11 minutes on two cores, the inverted
+file 74 s, with better recall on the benchmark's queries (``evaluation/benchmarks.md``)."""
 
 
-def vector_index_statements(schema: str) -> list[str]:
+def ivf_lists(rows: int) -> int:
+    """Lists of an inverted file over ``rows`` vectors: √rows within [128, 2048], as FAISS's in the directory
+    backend (never more than the rows)."""
+    return max(1, min(rows, int(min(2048, max(128, math.sqrt(rows))))))
+
+
+def vector_index_statement(schema: str, table: str, rows: int) -> tuple[str, str]:
+    """``(kind, DDL)`` of the vector index for ``table`` holding ``rows`` vectors (inner product on normalised
+    vectors = cosine)."""
     s = check_schema_name(schema)
-    return [
-        f"CREATE INDEX IF NOT EXISTS {name} ON {s}.{table} USING hnsw (embedding vector_ip_ops)"
-        for name, table in VECTOR_INDEXES.items()
-    ]
+    if table not in VECTOR_TABLES:
+        raise ValueError(f"not a vector table: {table!r}")
+    if rows >= IVF_MIN_ROWS:
+        return "ivfflat", (
+            f"CREATE INDEX IF NOT EXISTS {table}_ivfflat ON {s}.{table} USING ivfflat (embedding vector_ip_ops) "
+            f"WITH (lists = {ivf_lists(rows)})"
+        )
+    return "hnsw", f"CREATE INDEX IF NOT EXISTS {table}_hnsw ON {s}.{table} USING hnsw (embedding vector_ip_ops)"
 
 
-def drop_vector_index_statements(schema: str) -> list[str]:
-    s = check_schema_name(schema)
-    return [f"DROP INDEX IF EXISTS {s}.{name}" for name in VECTOR_INDEXES]
+VECTOR_INDEX_QUERY = """SELECT c.relname, i.indexrelid::regclass::text, am.amname FROM pg_index i
+    JOIN pg_class c ON c.oid = i.indrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+    JOIN pg_class ic ON ic.oid = i.indexrelid JOIN pg_am am ON am.oid = ic.relam
+    WHERE n.nspname = %s AND am.amname IN ('hnsw', 'ivfflat')"""
+"""``(table, index, kind)`` of the vector indexes of a schema (parameter: the schema name)."""
 
 
 MIGRATIONS: dict[int, list[str]] = {}

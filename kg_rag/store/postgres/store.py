@@ -242,8 +242,8 @@ class PostgresStore(GraphStore):
                 sync = FullSave(self, conn, index)
                 version = sync.run()
             t = time.perf_counter()
-            for table in ANALYZED_TABLES:
-                conn.execute(f"VACUUM (ANALYZE) {self.schema}.{table}")  # index-only scans need the visibility map
+            for table in ANALYZED_TABLES:  # index-only scans need the visibility map (set by a frozen bulk copy)
+                conn.execute(f"{'ANALYZE' if sync.bulk else 'VACUUM (ANALYZE)'} {self.schema}.{table}")
             sync.timings["vacuum_s"] = round(time.perf_counter() - t, 2)
         self.last_write = {"kind": "save", "seconds": round(time.perf_counter() - started, 3), **sync.timings}
         logger.info("saved index to PostgreSQL schema %s (version %s): %s", self.schema, version, self.last_write)
@@ -401,13 +401,15 @@ class PostgresStore(GraphStore):
             raise self._not_found()
         return PostgresBackend(self)
 
-    def documents(self) -> list[dict[str, Any]]:
+    def documents(self, ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        only = "" if ids is None else "WHERE d.doc_id = ANY(%s)"
         with self.connect(autocommit=True) as conn:
             self.meta_rows(conn)
             rows = conn.execute(
                 f"""SELECT d.record, count(c.id) FROM {self.schema}.documents d
-                    LEFT JOIN {self.schema}.chunks c ON c.doc_id = d.doc_id GROUP BY d.doc_id, d.record
-                    ORDER BY d.doc_id"""
+                    LEFT JOIN {self.schema}.chunks c ON c.doc_id = d.doc_id {only} GROUP BY d.doc_id, d.record
+                    ORDER BY d.doc_id""",
+                None if ids is None else (list(map(str, ids)),),
             ).fetchall()
         return [{**record, "chunks": int(n)} for record, n in rows]
 

@@ -28,9 +28,9 @@ from kg_rag.store.postgres import schema as S
 
 logger = logging.getLogger(__name__)
 
-HNSW_BUILD_MAX_MB = int(os.environ.get("KG_RAG_PG_BUILD_MAX_MB", "4096"))
+BUILD_MAX_MB = int(os.environ.get("KG_RAG_PG_BUILD_MAX_MB", "4096"))
 """Upper bound of the ``maintenance_work_mem`` a bulk load asks for while it builds the HNSW indexes."""
-HNSW_BUILD_WORKERS = int(os.environ.get("KG_RAG_PG_BUILD_WORKERS", "-1"))
+BUILD_WORKERS = int(os.environ.get("KG_RAG_PG_BUILD_WORKERS", "-1"))
 """Parallel workers per HNSW build (``max_parallel_maintenance_workers``); -1: the server's cores minus one,
 at least one (the build is CPU-bound; PostgreSQL's default of 2 leaves larger servers idle)."""
 
@@ -39,21 +39,21 @@ def build_memory_mb(conn: Any, rows: int, dim: int) -> int:
     """``maintenance_work_mem`` (MB) for building the HNSW index of ``rows`` vectors: enough for the whole
     graph (vector plus ~0.5 KB of neighbour lists per row, +10 %), since pgvector builds many times faster
     when it fits (a 1 M-row table otherwise crawls through on-disk inserts); never below the server's own
-    setting, never above :data:`HNSW_BUILD_MAX_MB`."""
+    setting, never above :data:`BUILD_MAX_MB`."""
     need = int(rows * (4 * dim + 512) * 1.1 / 2**20) + 64
     current = int(
         conn.execute(
             "SELECT setting::bigint * 1024 / 1048576 FROM pg_settings WHERE name = 'maintenance_work_mem'"
         ).fetchone()[0]
     )  # setting is in kB
-    return max(current, min(need, HNSW_BUILD_MAX_MB))
+    return max(current, min(need, BUILD_MAX_MB))
 
 
 def build_workers(conn: Any) -> int:
-    """Parallel maintenance workers for an index build (see :data:`HNSW_BUILD_WORKERS`), within what the
+    """Parallel maintenance workers for an index build (see :data:`BUILD_WORKERS`), within what the
     server allows (``max_worker_processes``)."""
-    if HNSW_BUILD_WORKERS >= 0:
-        wanted = HNSW_BUILD_WORKERS
+    if BUILD_WORKERS >= 0:
+        wanted = BUILD_WORKERS
     else:
         wanted = max(1, (os.cpu_count() or 2) - 1)  # the embedded server shares this machine
     limit = int(conn.execute("SELECT setting::int FROM pg_settings WHERE name = 'max_worker_processes'").fetchone()[0])
@@ -66,6 +66,8 @@ class FullSave:
     def __init__(self, store: Any, conn: Any, index: GraphIndex) -> None:
         self.store, self.conn, self.index, self.s = store, conn, index, store.schema
         self.timings: dict[str, float] = {}
+        self.bulk = False
+        """Whether this save created the schema (its rows were copied frozen: no vacuum needed)."""
 
     def _timed(self, name: str, started: float) -> float:
         now = time.perf_counter()
@@ -100,13 +102,14 @@ class FullSave:
             fresh = conn.execute(
                 f"SELECT NOT EXISTS (SELECT 1 FROM {s}.entities) AND NOT EXISTS (SELECT 1 FROM {s}.chunks)"
             ).fetchone()[0]
-            if fresh:  # empty tables (an emptied index): load in bulk, build the HNSW indexes once
-                for sql in S.drop_vector_index_statements(s):
-                    conn.execute(sql)
+            if fresh:  # empty tables (an emptied index): load in bulk, build the vector indexes once, sized
+                for _, name, _ in conn.execute(S.VECTOR_INDEX_QUERY, (s,)).fetchall():
+                    conn.execute(f"DROP INDEX {name}")
                 self._load_all()
                 self._build_vector_indexes(dim)
             else:
                 self._diff()
+                self._build_vector_indexes(dim, missing_only=True)  # an index older releases left without one
         version = int(meta.get("version") or 0) + 1
         n, total = conn.execute(f"SELECT count(*), coalesce(sum(n_terms), 0) FROM {s}.chunks").fetchone()
         R.write_meta(
@@ -125,6 +128,7 @@ class FullSave:
     # ------------------------------------------------------------------ first save
     def _bulk(self, dim: int) -> None:
         conn = self.conn
+        self.bulk = True
         before, after = S.bulk_load_statements(self.s, dim)
         for sql in before:
             conn.execute(sql)
@@ -138,15 +142,26 @@ class FullSave:
         self._build_vector_indexes(dim)
         logger.info("PostgreSQL bulk load of schema %s: %s", self.s, self.timings)
 
-    def _build_vector_indexes(self, dim: int) -> None:
+    def _build_vector_indexes(self, dim: int, *, missing_only: bool = False) -> None:
+        """An index per vector table, its kind by the table's size (:func:`schema.vector_index_statement`),
+        built with parallel workers and enough ``maintenance_work_mem`` to stay in memory."""
         conn, index = self.conn, self.index
-        rows_max = max(len(index.entities), len(index.facts), len(index.chunks))
-        conn.execute(f"SET LOCAL maintenance_work_mem = '{build_memory_mb(conn, rows_max, dim)}MB'")
+        have = {table for table, _, _ in conn.execute(S.VECTOR_INDEX_QUERY, (self.s,)).fetchall()}
+        sizes = {
+            "entity_vectors": len(index.entities),
+            "fact_vectors": len(index.facts),
+            "chunk_vectors": len(index.chunks),
+        }
+        todo = [t for t in S.VECTOR_TABLES if not (missing_only and t in have)]
+        if not todo:
+            return
+        conn.execute(f"SET LOCAL maintenance_work_mem = '{build_memory_mb(conn, max(sizes.values()), dim)}MB'")
         conn.execute(f"SET LOCAL max_parallel_maintenance_workers = {build_workers(conn)}")
-        for sql, table in zip(S.vector_index_statements(self.s), S.VECTOR_INDEXES.values()):
+        for table in todo:
+            kind, sql = S.vector_index_statement(self.s, table, sizes[table])
             t = time.perf_counter()
             conn.execute(sql)
-            self._timed(f"hnsw_{table}_s", t)
+            self._timed(f"{kind}_{table}_s", t)
 
     def _order(self) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
         """Handles of a fresh store: rows in the order of the saved index (vector table order first), as every
@@ -162,6 +177,10 @@ class FullSave:
     def _load_all(self) -> None:
         """Stream every row into empty tables with binary ``COPY`` (nothing is collected in memory first)."""
         conn, s, index, kg = self.conn, self.s, self.index, self.index.kg
+
+        def copy(table: str, columns: list[str], types: list[str], rows: Any) -> None:
+            R.copy_rows(conn, f"{s}.{table}", columns, types, rows, freeze=self.bulk)
+
         with kg.lock:
             chunk_ids, ent_ids, rel_ids = self._order()
             term_df: Counter[str] = Counter()
@@ -178,11 +197,9 @@ class FullSave:
                     for term, tf in counts.items():
                         yield (term, handle, tf, n)
 
-            R.copy_rows(conn, f"{s}.chunks", R.CHUNK_COLUMNS, R.CHUNK_TYPES, chunk_rows())
-            R.copy_rows(
-                conn, f"{s}.postings", ["term", "chunk", "tf", "dl"], ["text", "int8", "int4", "int4"], posting_rows()
-            )
-            R.copy_rows(conn, f"{s}.terms", ["term", "df"], ["text", "int4"], iter(term_df.items()))
+            copy("chunks", R.CHUNK_COLUMNS, R.CHUNK_TYPES, chunk_rows())
+            copy("postings", ["term", "chunk", "tf", "dl"], ["text", "int8", "int4", "int4"], posting_rows())
+            copy("terms", ["term", "df"], ["text", "int4"], iter(term_df.items()))
             term_df.clear()
             tokens.clear()
             graph = kg.graph
@@ -194,7 +211,7 @@ class FullSave:
                     yield (*R.entity_row(ent_ids[key], rec), mentions, graph.out_degree(key), graph.in_degree(key))
 
             columns = [*R.ENTITY_COLUMNS, "n_chunks", "out_degree", "in_degree"]
-            R.copy_rows(conn, f"{s}.entities", columns, [*R.ENTITY_TYPES, "int4", "int4", "int4"], entity_rows())
+            copy("entities", columns, [*R.ENTITY_TYPES, "int4", "int4", "int4"], entity_rows())
 
             def mention_rows() -> Iterator[tuple]:
                 for key, attrs in graph.nodes(data=True):
@@ -202,7 +219,7 @@ class FullSave:
                         if c in chunk_ids:
                             yield (ent_ids[key], chunk_ids[c])
 
-            R.copy_rows(conn, f"{s}.mentions", ["entity", "chunk"], ["int8", "int8"], mention_rows())
+            copy("mentions", ["entity", "chunk"], ["int8", "int8"], mention_rows())
             types: dict[str, int] = {}
             for _, _, a in graph.edges(data=True):
                 types.setdefault(a.get("relation_type") or "RELATED", len(types))
@@ -215,13 +232,13 @@ class FullSave:
                     src, dst = ent_ids[rec["source"]], ent_ids[rec["target"]]
                     yield R.relation_row(rel_ids[rec["id"]], rec, src, dst, types[R.relation_type(rec)])
 
-            R.copy_rows(conn, f"{s}.relations", R.RELATION_COLUMNS, R.RELATION_TYPES, relation_rows())
+            copy("relations", R.RELATION_COLUMNS, R.RELATION_TYPES, relation_rows())
 
             def all_evidence() -> Iterator[tuple]:
                 for rec in kg.relation_records():
                     yield from R.evidence_rows(rel_ids[rec["id"]], rec, chunk_ids)
 
-            R.copy_rows(conn, f"{s}.evidence", R.EVIDENCE_COLUMNS, R.EVIDENCE_TYPES, all_evidence())
+            copy("evidence", R.EVIDENCE_COLUMNS, R.EVIDENCE_TYPES, all_evidence())
 
             def document_rows() -> Iterator[tuple]:
                 for rec in kg.document_records():
@@ -239,7 +256,7 @@ class FullSave:
             rows = (
                 (ids[key], vectors.hashes[i], vectors.vectors[i]) for i, key in enumerate(vectors.ids) if key in ids
             )
-            R.copy_rows(conn, f"{s}.{table}", ["id", "text_hash", "embedding"], ["int8", "text", "vector"], rows)
+            copy(table, ["id", "text_hash", "embedding"], ["int8", "text", "vector"], rows)
         write_communities(conn, s, index.communities)
 
     # ------------------------------------------------------------------ saving over an index
