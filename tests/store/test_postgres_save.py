@@ -1,6 +1,6 @@
 """Whole-index saves into PostgreSQL: a first save bulk-loads (frozen rows, constraints after the copy) and
-picks each vector table's index by its size — an inverted file for large tables, as the in-process backend
-does, HNSW for the others — and searches through either agree with the reference."""
+picks each vector table's index by its size — an inverted file for very large tables, a half-precision HNSW
+for the others — and searches through either agree with the reference."""
 
 from __future__ import annotations
 
@@ -19,8 +19,9 @@ def index_kinds(store) -> dict[str, str]:
 
 def test_ivf_lists_follow_the_in_process_rule():
     assert S.ivf_lists(1_000_000) == 1000 and S.ivf_lists(30_000) == 173 and S.ivf_lists(100) == 100
-    assert S.vector_index_statement("kg", "fact_vectors", S.IVF_MIN_ROWS)[0] == "ivfflat"
-    assert S.vector_index_statement("kg", "fact_vectors", S.IVF_MIN_ROWS - 1)[0] == "hnsw"
+    assert S.vector_index_statement("kg", "fact_vectors", S.IVF_MIN_ROWS, 384)[0] == "ivfflat"
+    assert S.vector_index_statement("kg", "fact_vectors", S.IVF_MIN_ROWS - 1, 384)[0] == "hnsw-halfvec"
+    assert S.vector_index_statement("kg", "fact_vectors", 10, S.HALFVEC_MAX_DIM + 1)[0] == "hnsw"
 
 
 def test_large_tables_get_an_inverted_file_and_searches_agree(pg_server, bow_embeddings, monkeypatch):
@@ -34,7 +35,13 @@ def test_large_tables_get_an_inverted_file_and_searches_agree(pg_server, bow_emb
     try:
         store.save(reference)
         assert store.last_write["kind"] == "save" and "ivfflat_entity_vectors_s" in store.last_write
-        assert index_kinds(store) == {"entity_vectors": "ivfflat", "fact_vectors": "ivfflat", "chunk_vectors": "hnsw"}
+        kinds = {"entity_vectors": "ivfflat", "fact_vectors": "ivfflat", "chunk_vectors": "hnsw-halfvec"}
+        assert index_kinds(store) == kinds
+        with store.connect(autocommit=True) as conn:  # searches know which index to go through
+            assert (
+                conn.execute(f"SELECT value FROM {store.schema}.meta WHERE key = 'vector_indexes'").fetchone()[0]
+                == kinds
+            )
         ref = SnapshotBackend(Snapshot.from_index(reference))
         with ref.reader() as rv, store.backend().reader() as sv:
             for question in QUESTIONS:

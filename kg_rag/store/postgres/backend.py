@@ -65,6 +65,8 @@ PREFETCH_MENTIONS = 64
 instead of two for the chain strategy's next step)."""
 IVF_NPROBE = vectors.IVF_NPROBE
 """Lists probed per search of a table with an inverted-file index (``KG_RAG_IVF_NPROBE``, as in process)."""
+HALFVEC_MARGIN = 10
+"""Extra candidates a half-precision HNSW search fetches before re-scoring at full precision and cutting to k."""
 HNSW_MIN_EF = 100
 """``hnsw.ef_search`` is ``max(HNSW_MIN_EF, 2 k)`` (capped at 1000): recall ~0.98 at k=10 on MuSiQue."""
 
@@ -232,7 +234,7 @@ class PostgresBackend(VersionedBackend):
         if cached is None or cached[0] != version:
             rows = conn.execute(
                 f"SELECT key, value FROM {self.schema}.meta WHERE key IN "
-                "('schema_version', 'embedding', 'stats', 'bm25', 'version', 'communities')"
+                "('schema_version', 'embedding', 'stats', 'bm25', 'version', 'communities', 'vector_indexes')"
             ).fetchall()
             data = dict(rows)
             meta = R.parse_meta(data, self.store.where, self.schema)
@@ -305,6 +307,7 @@ class PostgresView(QueryBackend):
             return Hits.empty()
         q = _vec(query)
         self._remember(q)
+        fetch = int(k)
         if self._exact(kind):
             # an exact scan: the fenced subquery (OFFSET 0) computes each distance once and keeps the planner
             # from matching the HNSW index expression
@@ -312,23 +315,42 @@ class PostgresView(QueryBackend):
                 f"SELECT id, -d FROM (SELECT id, embedding <#> %(q)s AS d FROM {self.s}.{table} OFFSET 0) x "
                 "ORDER BY d, id LIMIT %(k)s"
             )
+        elif self._index_kind(table) == "hnsw-halfvec":
+            # candidates by the half-precision index, a few more than asked, re-scored at full precision below
+            dim = int(q.size)
+            fetch = int(k) + HALFVEC_MARGIN
+            sql = (
+                f"SELECT id, -(embedding <#> %(q)s) FROM {self.s}.{table} "
+                f"ORDER BY embedding::halfvec({dim}) <#> %(q)s::halfvec({dim}), id LIMIT %(k)s"
+            )
+            if 2 * k > HNSW_MIN_EF or fetch > HNSW_MIN_EF:
+                self.conn.execute(f"SET LOCAL hnsw.ef_search = {int(min(1000, max(2 * k, fetch)))}")
         else:
             sql = (
                 f"SELECT id, -(embedding <#> %(q)s) FROM {self.s}.{table} ORDER BY embedding <#> %(q)s, id LIMIT %(k)s"
             )
             if 2 * k > HNSW_MIN_EF:
                 self.conn.execute(f"SET LOCAL hnsw.ef_search = {int(min(1000, 2 * k))}")
-        rows = self.conn.execute(sql, {"q": q, "k": int(k)}).fetchall()
+        rows = self.conn.execute(sql, {"q": q, "k": fetch}).fetchall()
         if not rows:
             return Hits.empty()
         ids = np.fromiter((r[0] for r in rows), dtype=I64, count=len(rows))
         scores = np.fromiter((r[1] for r in rows), dtype=F32, count=len(rows))
+        if fetch > k:  # best first at full precision, ties by handle, as every backend orders them
+            order = np.lexsort((ids, -scores))[:k]
+            ids, scores = ids[order], scores[order]
+            rows = [rows[i] for i in order]
         if kind == "chunks":  # the same expression as similarity(): the candidates' relevance needs no refetch
             self._chunk_sims.update((r[0], float(r[1])) for r in rows)
         if min_score is not None:
             keep = scores >= min_score
             ids, scores = ids[keep], scores[keep]
         return Hits(ids, scores)
+
+    def _index_kind(self, table: str) -> str:
+        """The kind of the table's vector index, as the last whole save recorded it (``hnsw`` before)."""
+        kinds = self._load_meta().get("vector_indexes")
+        return str(kinds.get(table, "hnsw")) if isinstance(kinds, dict) else "hnsw"
 
     def _exact(self, kind: VectorKind) -> bool:
         if self.mode != "auto":

@@ -110,6 +110,8 @@ class FullSave:
             else:
                 self._diff()
                 self._build_vector_indexes(dim, missing_only=True)  # an index older releases left without one
+        kinds = {table: kind for table, _, kind in conn.execute(S.VECTOR_INDEX_QUERY, (s,)).fetchall()}
+        R.write_meta(conn, s, {"vector_indexes": kinds})  # what searches go through (full save only)
         version = int(meta.get("version") or 0) + 1
         n, total = conn.execute(f"SELECT count(*), coalesce(sum(n_terms), 0) FROM {s}.chunks").fetchone()
         R.write_meta(
@@ -158,7 +160,7 @@ class FullSave:
         conn.execute(f"SET LOCAL maintenance_work_mem = '{build_memory_mb(conn, max(sizes.values()), dim)}MB'")
         conn.execute(f"SET LOCAL max_parallel_maintenance_workers = {build_workers(conn)}")
         for table in todo:
-            kind, sql = S.vector_index_statement(self.s, table, sizes[table])
+            kind, sql = S.vector_index_statement(self.s, table, sizes[table], dim)
             t = time.perf_counter()
             conn.execute(sql)
             self._timed(f"{kind}_{table}_s", t)
