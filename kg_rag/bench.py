@@ -97,8 +97,12 @@ def synthetic_index(
     entities_per_chunk: int = 6,
     n_queries: int = 50,
     seed: int = 0,
+    model: str | None = None,
 ) -> SyntheticGraph:
-    """A synthetic :class:`GraphIndex` built without an embedding model (vectorised generation)."""
+    """A synthetic :class:`GraphIndex` built without an embedding model (vectorised generation).
+
+    ``model`` names the embedding model the index records and keys its text hashes by, so that writes with that
+    model (``fake:DIM`` in the write benchmark) embed only the text they add, as on a real index."""
     if n_entities < 2 or n_edges < 1:
         raise ValueError("need at least 2 entities and 1 edge")
     rng = np.random.default_rng(seed)
@@ -176,12 +180,17 @@ def synthetic_index(
     )
     kg = KnowledgeGraph.from_records(entities, relations, chunks)
     ent_vecs = _unit(rng, n_entities, dim)
+    hashes = (
+        _text_hashes(kg, model, keys, rel_ids, chunk_ids)
+        if model
+        else [[""] * n for n in (n_entities, n_edges, n_chunks)]
+    )
     index = GraphIndex(
         kg,
-        VectorTable(keys, [""] * n_entities, ent_vecs),
-        VectorTable(rel_ids, [""] * n_edges, _unit(rng, n_edges, dim)),
-        VectorTable(chunk_ids, [""] * n_chunks, _unit(rng, n_chunks, dim)),
-        "synthetic-random-unit-vectors",
+        VectorTable(keys, hashes[0], ent_vecs),
+        VectorTable(rel_ids, hashes[1], _unit(rng, n_edges, dim)),
+        VectorTable(chunk_ids, hashes[2], _unit(rng, n_chunks, dim)),
+        model or "synthetic-random-unit-vectors",
         True,
         IngestReport(),
         kg.version,
@@ -191,6 +200,18 @@ def synthetic_index(
     queries = ent_vecs[targets] + 0.35 * _unit(rng, n_queries, dim)
     queries /= np.linalg.norm(queries, axis=1, keepdims=True)
     return SyntheticGraph(index, queries.astype(np.float32), [names[t] for t in targets])
+
+
+def _text_hashes(kg: KnowledgeGraph, model: str, *ids: list[str]) -> list[list[str]]:
+    """The content hashes of the entity, fact and chunk texts under ``model``, in the order of ``ids``."""
+    from kg_rag.index.build import _plan
+    from kg_rag.index.embeddings import text_hash
+
+    out = []
+    for (_, keys, texts), order in zip(_plan(kg, True, True).parts, ids):
+        by_key = dict(zip(keys, texts))
+        out.append([text_hash(model, by_key[k]) for k in order])
+    return out
 
 
 # ----------------------------------------------------------------------------------------- seed 003
@@ -366,13 +387,7 @@ def _measure_postgres(synth: SyntheticGraph, tmp: Path, queries_file: Path, pg_u
         t0 = time.perf_counter()
         target.save(synth.index)
         out: dict[str, Any] = {"store": "postgres", "save_s": round(time.perf_counter() - t0, 3)}
-        with target.connect(autocommit=True) as conn:
-            size = conn.execute(
-                "SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace n "
-                "ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relkind = 'r'",
-                (target.schema,),
-            ).fetchone()[0]
-        out["database_mb"] = round(float(size or 0) / 2**20, 1)
+        out["database_mb"] = database_mb(target)
         out["prewarmed_mb"] = _prewarm(target)
         out.update(_serve_in_child(["--serve-postgres", uri, str(queries_file)]))
         return out
@@ -380,6 +395,17 @@ def _measure_postgres(synth: SyntheticGraph, tmp: Path, queries_file: Path, pg_u
         target.drop()
         if server is not None:
             server.stop()
+
+
+def database_mb(store: Any) -> float:
+    """MB of a PostgreSQL index's tables with their indexes and TOAST."""
+    with store.connect(autocommit=True) as conn:
+        size = conn.execute(
+            "SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace n "
+            "ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relkind = 'r'",
+            (store.schema,),
+        ).fetchone()[0]
+    return round(float(size or 0) / 2**20, 1)
 
 
 def _prewarm(store: Any) -> float:

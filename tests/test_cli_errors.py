@@ -58,8 +58,8 @@ def test_deeply_nested_pointer_and_manifest(demo_dir, tmp_path, capsys):
     [
         ("files", ["chunks.jsonl"], "no valid file list"),
         ("schema_version", "2", "invalid schema_version"),
-        ("stats", [1], "'stats' has the wrong type"),
-        ("embedding", "x", "'embedding' has the wrong type"),
+        ("stats", [1], "stats must be a JSON object"),
+        ("embedding", "x", "embedding must be a JSON object"),
     ],
 )
 def test_manifest_with_wrong_field_types(demo_dir, tmp_path, capsys, field, value, message):

@@ -28,25 +28,19 @@ def _reporter(args: argparse.Namespace):
 
 
 def cmd_communities(args: argparse.Namespace) -> int:
-    from kg_rag.communities import refresh_communities
     from kg_rag.ingest.extract import usage_summary
+    from kg_rag.store import IndexWriter
 
-    store = existing_store(args.index)
     reporter = _reporter(args)
-    with store.writing(args.wait):
-        index = store.load()
-        previous = index.communities
-        communities, stats = refresh_communities(
-            index.kg, None if args.rebuild else previous, reporter=reporter, max_cluster_size=args.max_cluster_size
+    with IndexWriter(existing_store(args.index), wait=args.wait) as writer:
+        communities, stats, kg = writer.refresh_communities(
+            rebuild=args.rebuild, reporter=reporter, max_cluster_size=args.max_cluster_size
         )
-        if previous is None or communities.to_dict() != previous.to_dict():
-            index.communities = communities
-            store.save(index)
         out = sys.stderr if args.json else sys.stdout
         kind = "chat model" if reporter is not None else "extractive (no chat model configured)"
         print(f"{stats.summary()}; reports: {kind}", file=out)
         if reporter is not None:
-            print("llm usage: " + usage_summary(stats.usage, len(index.kg.chunks)), file=out)
+            print("llm usage: " + usage_summary(stats.usage, len(kg.chunks)), file=out)
     if args.level is not None and args.level not in communities.levels:  # known only once they are detected
         raise CLIError(
             f"--level {args.level}: the index has no communities at that level (it has {_levels(communities.levels)})"

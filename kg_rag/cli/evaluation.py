@@ -109,6 +109,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
         raise CLIError("--entities must be >= 2, --edges >= 1, --queries >= 1")
     if args.pg is not None and args.store != "postgres":  # as for `kg-rag demo`: never silently ignored
         raise CLIError("--pg is for --store postgres: add --store postgres, or drop --pg")
+    if (args.writes or args.replica) and args.store != "postgres":
+        raise CLIError("--writes and --replica measure PostgreSQL: add --store postgres")
+    if args.replica and args.pg is not None:
+        raise CLIError("--replica starts its own primary and standby: drop --pg")
+    if args.writes or args.replica:
+        return _bench_writes(args, sizes)
     strategies = tuple(s.strip() for s in args.strategies.split(",") if s.strip())
     results = []
     for entities, edges in sizes:
@@ -137,6 +143,33 @@ def cmd_bench(args: argparse.Namespace) -> int:
     else:
         for key, value in results[0].items():
             print(f"{key:36s} {value}")
+    return 0
+
+
+def _bench_writes(args: argparse.Namespace, sizes: list[tuple[int, int]]) -> int:
+    from kg_rag.bench_writes import run_replica_benchmark, run_write_benchmark
+
+    results = []
+    for entities, edges in sizes:
+        if args.replica:
+            result = run_replica_benchmark(entities, edges, dim=args.dim, trials=args.trials, n_queries=args.queries)
+        else:
+            result = run_write_benchmark(
+                entities,
+                edges,
+                dim=args.dim,
+                trials=args.trials,
+                n_queries=args.queries,
+                pg_uri=args.pg,
+                keep=args.keep,
+            )
+        results.append(result)
+        if args.out:
+            out = Path(args.out)
+            out.mkdir(parents=True, exist_ok=True)
+            kind = "replica" if args.replica else "writes"
+            (out / f"bench-postgres-{kind}-{entities}-{edges}.json").write_text(json.dumps(result, indent=1) + "\n")
+    print(json.dumps(results[0] if len(results) == 1 else results, indent=1))
     return 0
 
 
@@ -183,6 +216,20 @@ def add_parsers(sub) -> None:
         help="where the loaded index is served from (postgres: --pg URI, or a server started for the run)",
     )
     p.add_argument("--pg", default=None, help="postgresql:// URI of the server for --store postgres")
+    p.add_argument(
+        "--writes",
+        action="store_true",
+        help="with --store postgres: first save, add and delete a 20-chunk document (memory, time), and --trials "
+        "rounds of two concurrent writers with eight readers (a --pg URI naming a kg_schema that holds the graph "
+        "is reused)",
+    )
+    p.add_argument(
+        "--replica",
+        action="store_true",
+        help="with --store postgres: the --writes trials with the readers on a streaming hot standby",
+    )
+    p.add_argument("--trials", type=count_at_least(1), default=10, help="concurrent-writer rounds (default 10)")
+    p.add_argument("--keep", action="store_true", help="with --writes: keep the schema (its URI is printed)")
     p.add_argument("--out", default=None, help="folder to write one bench-[postgres-]ENTITIES-EDGES.json per size")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_bench)

@@ -22,25 +22,25 @@ from kg_rag.cli.common import (
 from kg_rag.errors import KGRagError
 
 
-def _load_existing(store, *, required: bool):
-    """The index at ``store``; an unreadable one is an error when it is to be updated, else replaced."""
-    if not store.exists():
+def _existing(writer: Any, *, required: bool) -> Any:
+    """The :class:`IndexMeta` of the index at the writer's store; an unreadable one is an error when it is to
+    be updated, else it is replaced (``None``)."""
+    if not writer.exists():
         return None
     try:
-        return store.load()
+        return writer.store.check()
     except (KGRagError, ValueError) as exc:
         if required:
-            raise CLIError(f"{store}: the index to update is unreadable ({exc})") from exc
-        logger.warning("existing index at %s is unreadable (%s); building from scratch", store, exc)
+            raise CLIError(f"{writer.store}: the index to update is unreadable ({exc})") from exc
+        logger.warning("existing index at %s is unreadable (%s); building from scratch", writer.store, exc)
         return None
 
 
-def _refuse_empty(args, kg, report, skipped_before, old) -> None:
+def _refuse_empty(has_chunks: bool, skipped: int, out: str, old: Any) -> None:
     """A rebuild from input that yielded no document would replace the index with an empty one: refuse."""
-    if args.update or kg.chunks:
+    if has_chunks:
         return
-    skipped = sum(report.skipped.values()) - sum(skipped_before.values())
-    what = f"{args.out} was not changed" if old is not None else "nothing was written"
+    what = f"{out} was not changed" if old is not None else "nothing was written"
     raise CLIError(f"no document could be read from the input ({skipped} items skipped); {what}")
 
 
@@ -87,11 +87,10 @@ def cmd_index(args: argparse.Namespace) -> int:
     # that is decided once it is loaded, under the writer lock. A new index defaults to local.
     embeddings = make_embeddings(args.embeddings) if args.embeddings and not args.update else None
 
-    from kg_rag.store import open_store
+    from kg_rag.store import IndexWriter, open_store
 
-    store = open_store(args.out)
-    with store.writing(args.wait):
-        return _index_locked(args, store, embeddings, extractor, progress, inputs)
+    with IndexWriter(open_store(args.out), wait=args.wait, progress=progress) as writer:
+        return _index_locked(args, writer, embeddings, extractor, inputs)
 
 
 def _read_inputs(args: argparse.Namespace) -> dict[str, Any]:
@@ -112,109 +111,48 @@ def _read_inputs(args: argparse.Namespace) -> dict[str, Any]:
     return data
 
 
-def _index_locked(args, store, embeddings, extractor, progress, inputs: dict[str, Any]) -> int:
-    from kg_rag.index.build import build_index
+def _index_locked(args, writer, embeddings, extractor, inputs: dict[str, Any]) -> int:
+    """The index command once the writer lock is held: an update (and a ``--docs`` re-index) changes only the
+    documents that changed, through the writer; a rebuild (``--openie``/``--extractions`` without ``--update``,
+    or the first index) builds the graph in memory and saves it whole."""
     from kg_rag.ingest.report import IngestReport
     from kg_rag.langchain.embeddings import make_embeddings
-    from kg_rag.model.graph import KnowledgeGraph
 
     out = args.out
-    old = _load_existing(store, required=args.update)
+    old = _existing(writer, required=args.update)
     if args.update and old is None:
         raise CLIError(f"{out}: --update needs an existing index there")
     if embeddings is None:
-        embeddings = _index_embeddings(args.embeddings, old, out) if old is not None else make_embeddings("local")
-    if args.docs:  # documents carry content hashes: unchanged ones are kept from the old index, not redone
-        kg = old.kg if old is not None else KnowledgeGraph()
-        report = old.report if old is not None else IngestReport()
+        embeddings = _index_embeddings(args.embeddings, old.embedding_model, out) if old is not None else None
+    writer.embeddings = embeddings or make_embeddings("local")
+    report = IngestReport()  # this run's: what it skipped, failed and spent
+    if args.docs:
+        outcome = _index_docs(args, writer, extractor, report, old)
+        if isinstance(outcome, int):
+            return outcome
+        changes = outcome
     else:
-        kg = old.kg if args.update else KnowledgeGraph()
-        report = old.report if args.update else IngestReport()
-    usage_before = dict(report.usage)
-    skipped_before = dict(report.skipped)
-    changes = None
-
-    if args.openie or args.corpus:
-        from kg_rag.ingest.openie import import_openie
-
-        names = (args.openie or "openie", args.corpus or "corpus")
-        openie = inputs.get("openie", {"docs": []})
-        import_openie(kg, openie, inputs.get("corpus"), report=report, progress=progress, names=names)
-    elif args.extractions:
-        from kg_rag.ingest.extraction_file import import_extraction_file
-
-        import_extraction_file(kg, inputs["extractions"], report=report, source=args.extractions)
-    else:
-        from kg_rag.cli.planning import guard_documents, load_input_documents
-        from kg_rag.ingest.pipeline import index_documents
-
-        documents = load_input_documents(args, report)
-        if old is not None and not args.update and documents:  # before any chat call: a refused run costs nothing
-            guard_documents(args, old.kg, documents)
-        changes = index_documents(
-            kg,
-            documents,
-            extractor=extractor,
-            report=report,
-            chunk_size=args.chunk_size,
-            chunk_overlap=args.chunk_overlap,
-            sync=not args.update,
-            progress=progress,
-        )
-        _refuse_empty(args, kg, report, skipped_before, old)
-        kept = not changes.all_failed  # every extraction failed: nothing of this run is saved
-        print(changes.summary(kept=kept))
-        for line in changes.failure_lines(kept=kept):
-            print(f"  {line}")
-        if changes.removed and kept:
-            from kg_rag.ingest.reindex import named
-
-            print(f"  deleted {named(changes.removed)}")
-        if extractor is not None:
-            from kg_rag.ingest.extract import usage_summary
-
-            spent = {k: report.usage.get(k, 0) - usage_before.get(k, 0) for k in report.usage}
-            print("llm usage: " + usage_summary(spent, changes.chunks_extracted + changes.chunks_failed))
-        if not kept:
-            what = f"{out} was not changed" if old is not None else "no index was written"
-            print(f"kg-rag: every extraction failed; {what}", file=sys.stderr)
-            return 1
-
-    _refuse_empty(args, kg, report, skipped_before, old)
-    if old is not None and not args.update and not args.docs:
-        from kg_rag.cli.planning import guard_import
-
-        guard_import(args, old.kg, kg)
-    cache = old.cache() if old is not None else None
-    index = build_index(
-        kg, embeddings, type_prefix=not args.no_type_prefix, cache=cache, report=report, progress=progress
-    )
-    if args.synonym_threshold is not None:
-        from kg_rag.index.synonyms import link_synonyms
-
-        link_synonyms(index, args.synonym_threshold)
-    if old is not None and old.kg is kg:  # the same graph, edited: communities carry over, changed ones stale
-        index.with_communities_of(old)  # after the synonym links: a community's signature counts them
-    store.save(index)
-    if old is not None and old.communities and index.communities is None:
+        changes = None
+        _index_file(args, writer, inputs, report, old)
+    if old is not None and old.communities and writer.meta().communities is None:
         print(
-            f"kg-rag: note: the rebuild starts a new graph, so the old index's {len(old.communities)} communities "
+            f"kg-rag: note: the rebuild starts a new graph, so the old index's {old.communities} communities "
             f"were not kept; run kg-rag communities {out} (with --update they are kept)",
             file=sys.stderr,
         )
-    stats = index.stats()
+    stats = writer.store.stats()
     print(
         f"indexed {counted(stats['chunks'], 'chunk')}, {counted(stats['entities'], 'entity', 'entities')}, "
         f"{counted(stats['relations'], 'relation')} "
         f"({counted(type_vocabulary(stats['relation_types']), 'type')} besides RELATED) into {out}"
     )
-    skipped_now = {k: v - skipped_before.get(k, 0) for k, v in report.skipped.items()}
+    skipped = dict(report.skipped)
     if args.docs:  # the files not read were named, with their reason, before any extraction
         from kg_rag.ingest.report import FILE_REASONS
 
-        skipped_now = {k: v for k, v in skipped_now.items() if k not in FILE_REASONS}
-    if any(skipped_now.values()):  # this run's; `kg-rag stats` shows the index's running totals
-        print("skipped: " + ", ".join(f"{k}={v}" for k, v in sorted(skipped_now.items()) if v))
+        skipped = {k: v for k, v in skipped.items() if k not in FILE_REASONS}
+    if any(skipped.values()):  # this run's; `kg-rag stats` shows the index's running totals
+        print("skipped: " + ", ".join(f"{k}={v}" for k, v in sorted(skipped.items()) if v))
     if changes is not None and changes.failed:
         print(
             f"kg-rag: extraction failed for {counted(changes.chunks_failed, 'chunk')}; "
@@ -225,11 +163,131 @@ def _index_locked(args, store, embeddings, extractor, progress, inputs: dict[str
     return 0
 
 
+def _index_docs(args, writer, extractor, report, old) -> Any:
+    """``--docs``: documents carry content hashes, so unchanged ones are kept from the stored index, not redone;
+    without ``--update`` the index then holds exactly these documents (a rebuild that would delete documents of
+    other sources is refused first, unless ``--delete-others``). Returns the changes, or an exit code when
+    nothing was written."""
+    from kg_rag.cli.planning import guard_documents, load_input_documents
+    from kg_rag.ingest.pipeline import document_change, index_documents, schema_key_of
+
+    documents = load_input_documents(args, report)
+    if old is not None and not args.update and documents:  # before any chat call: a refused run costs nothing
+        guard_documents(args, writer.documents(), documents)
+    settings = {"chunk_size": args.chunk_size, "chunk_overlap": args.chunk_overlap, "sync": not args.update}
+    if old is None:  # a new index: built in memory, saved in one go
+        from kg_rag.model.graph import KnowledgeGraph
+
+        kg = KnowledgeGraph()
+        progress = writer.progress
+        changes = index_documents(kg, documents, extractor=extractor, report=report, progress=progress, **settings)
+        if _print_changes(args, changes, extractor, report, old):
+            return 1
+        _refuse_empty(bool(kg.chunks), sum(report.skipped.values()), args.out, old)
+        writer.save(_built(args, writer, kg, report))
+        return changes
+    plan = writer.plan_documents(
+        documents, extract=extractor is not None, schema_key=schema_key_of(extractor), **settings
+    )
+    _refuse_empty(args.update or bool(plan.docs), sum(report.skipped.values()), args.out, old)
+    run = extractor.extract(plan.to_extract, progress=writer.progress) if extractor is not None else None
+    changes, change = document_change(plan, run, extractor)
+    report.merge(change.report)  # with what loading the documents skipped: this run's report, stored with it
+    change.report = report
+    if _print_changes(args, changes, extractor, report, old):
+        return 1
+    writer.apply(change, type_prefix=not args.no_type_prefix, synonym_threshold=args.synonym_threshold)
+    return changes
+
+
+def _print_changes(args, changes, extractor, report, old) -> bool:
+    """Print what the run changes; returns whether every extraction failed (then nothing of it is saved)."""
+    kept = not changes.all_failed
+    print(changes.summary(kept=kept))
+    for line in changes.failure_lines(kept=kept):
+        print(f"  {line}")
+    if changes.removed and kept:
+        from kg_rag.ingest.reindex import named
+
+        print(f"  deleted {named(changes.removed)}")
+    if extractor is not None:
+        from kg_rag.ingest.extract import usage_summary
+
+        print("llm usage: " + usage_summary(report.usage, changes.chunks_extracted + changes.chunks_failed))
+    if not kept:
+        what = f"{args.out} was not changed" if old is not None else "no index was written"
+        print(f"kg-rag: every extraction failed; {what}", file=sys.stderr)
+    return not kept
+
+
+def _index_file(args, writer, inputs, report, old) -> None:
+    """``--openie``/``--corpus`` and ``--extractions``: a rebuild is built in memory and saved whole; an update
+    of an extraction file replaces its documents row by row; an OpenIE update re-types the whole corpus, so it
+    edits the whole graph."""
+    from kg_rag.model.graph import KnowledgeGraph
+
+    if args.openie or args.corpus:
+        from kg_rag.ingest.openie import import_openie
+
+        names = (args.openie or "openie", args.corpus or "corpus")
+        openie = inputs.get("openie", {"docs": []})
+
+        def run(kg: KnowledgeGraph, into: Any) -> None:
+            import_openie(kg, openie, inputs.get("corpus"), report=into, progress=writer.progress, names=names)
+
+        if args.update:
+
+            def edit(index: Any) -> None:
+                before = index.report.to_dict()
+                run(index.kg, index.report)
+                report.skipped.update(_grown(before["skipped"], index.report.skipped))
+
+            writer.edit(edit, synonym_threshold=args.synonym_threshold)
+            return
+        kg = KnowledgeGraph()
+        run(kg, report)
+    else:
+        from kg_rag.ingest.extraction_file import import_extraction_file
+
+        kg = KnowledgeGraph()
+        import_extraction_file(kg, inputs["extractions"], report=report, source=args.extractions)
+        if args.update:
+            from kg_rag.store import GraphChange
+
+            change = GraphChange(report=report).replace(kg)
+            writer.apply(change, type_prefix=not args.no_type_prefix, synonym_threshold=args.synonym_threshold)
+            return
+    _refuse_empty(bool(kg.chunks), sum(report.skipped.values()), args.out, old)
+    if old is not None:  # a rebuild: refused when it would delete documents of other sources
+        from kg_rag.cli.planning import guard_import
+
+        guard_import(args, writer.documents(), kg)
+    writer.save(_built(args, writer, kg, report))
+
+
+def _grown(before: dict[str, int], after: Any) -> dict[str, int]:
+    return {k: v - before.get(k, 0) for k, v in after.items() if v - before.get(k, 0)}
+
+
+def _built(args, writer, kg, report) -> Any:
+    """A new index of ``kg`` (embedded, synonym links when asked)."""
+    from kg_rag.index.build import build_index
+
+    index = build_index(
+        kg, writer.embeddings, type_prefix=not args.no_type_prefix, report=report, progress=writer.progress
+    )
+    if args.synonym_threshold is not None:
+        from kg_rag.index.synonyms import link_synonyms
+
+        link_synonyms(index, args.synonym_threshold)
+    return index
+
+
 def cmd_stats(args: argparse.Namespace) -> int:
     store = existing_store(args.index, verify=not args.no_verify)
     if args.docs:  # opening the generation checks its files
         return _print_documents(store, args.json)
-    _check_files(store)
+    store.check()  # the counts come from the metadata, so a damaged index would look healthy: check it
     payload = stats_payload(store.stats())
     if args.json:
         print(json.dumps(payload, indent=1))
@@ -252,15 +310,6 @@ def cmd_stats(args: argparse.Namespace) -> int:
         for name, count in payload["skipped"].items():
             print(f"  {name:24s} {count}")
     return 0
-
-
-def _check_files(store: Any) -> None:
-    """The counts come from the manifest, so a damaged directory index would look healthy: check its files
-    (sizes; sha256 too unless ``--no-verify``). A database has no files to check."""
-    from kg_rag.store.directory import DirectoryStore
-
-    if isinstance(store, DirectoryStore):
-        store.check_files()
 
 
 def _with_titles(store: Any, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -292,18 +341,17 @@ def _print_documents(store, as_json: bool) -> int:
 def cmd_delete(args: argparse.Namespace) -> int:
     """Remove documents and everything they contributed; older generations no reader holds are removed too,
     so the deleted text is gone from disk (not only from the current generation)."""
-    store = existing_store(args.index)
-    with store.writing(args.wait):
-        index = store.load()
-        embeddings = _index_embeddings(args.embeddings, index, args.index)
-        known = set(index.kg.documents())
+    from kg_rag.store import IndexWriter
+
+    with IndexWriter(existing_store(args.index), wait=args.wait) as writer:
+        meta = writer.store.check()
+        writer.embeddings = _index_embeddings(args.embeddings, meta.embedding_model, args.index)
+        known = {str(d["id"]) for d in writer.documents(args.doc)}
         missing = [d for d in dict.fromkeys(args.doc) if d not in known]
         if missing:
             shown = ", ".join(repr(d) for d in missing[:5]) + (" ..." if len(missing) > 5 else "")
             raise CLIError(f"{args.index}: no document {shown} (kg-rag stats {args.index} --docs lists the ids)")
-        removed = index.remove_documents(list(dict.fromkeys(args.doc)))
-        index = index.refresh(embeddings)  # all remaining text cached: nothing is re-embedded
-        store.save(index, forget=True)
+        removed = writer.delete_documents(args.doc)
     print(
         f"removed {counted(len(set(args.doc)), 'document')}: {counted(removed['chunks'], 'chunk')}, "
         f"{counted(removed['relations'], 'relation')}, {counted(removed['entities'], 'entity', 'entities')}, "
@@ -314,20 +362,20 @@ def cmd_delete(args: argparse.Namespace) -> int:
 
 def cmd_copy(args: argparse.Namespace) -> int:
     """Copy an index between backends (directory <-> PostgreSQL, or to another place of the same kind)."""
-    from kg_rag.store import is_database_uri, open_store
+    from kg_rag.store import IndexWriter, is_database_uri, open_store
 
     if not args.target.strip():
         raise CLIError("the target path is empty")
     source = existing_store(args.source)
     index = source.load()
     target = open_store(args.target)
-    with target.writing(args.wait):
+    with IndexWriter(target, wait=args.wait) as writer:
         if target.exists():
             if not args.replace:
                 raise CLIError(f"{args.target}: already holds an index (use --replace to overwrite it)")
             if is_database_uri(args.target):
                 target.drop()  # a clean copy keeps the source's row numbers as handles
-        target.save(index)
+        writer.save(index)
     stats = index.stats()
     print(
         f"copied {counted(stats['chunks'], 'chunk')}, {counted(stats['entities'], 'entity', 'entities')}, "
@@ -339,35 +387,30 @@ def cmd_copy(args: argparse.Namespace) -> int:
 def cmd_retype(args: argparse.Namespace) -> int:
     """Re-derive relation types (and ids) from the stored predicates; only changed texts are re-embedded."""
     from kg_rag.model.relation_types import RelationTyper
+    from kg_rag.store import IndexWriter
 
-    store = existing_store(args.index)
-    with store.writing(args.wait):
-        index = store.load()
-        embeddings = _index_embeddings(args.embeddings, index, args.index)
-        before = typed_share(index.kg.stats()["relation_types"]) or 0.0
-        counts = index.kg.retype(RelationTyper(min_support=args.min_support))
-        cache = index.cache()
-        index = index.refresh(embeddings)
-        store.save(index)
-    fresh = len(index.cache().keys() - cache.keys())
-    stats = index.kg.stats()
-    after = typed_share(stats["relation_types"]) or 0.0
-    vocabulary = type_vocabulary(stats["relation_types"])
+    with IndexWriter(existing_store(args.index), wait=args.wait) as writer:
+        meta = writer.store.check()
+        writer.embeddings = _index_embeddings(args.embeddings, meta.embedding_model, args.index)
+        done = writer.retype(RelationTyper(min_support=args.min_support))
+    before = typed_share(done["before"]["relation_types"]) or 0.0
+    after = typed_share(done["after"]["relation_types"]) or 0.0
+    vocabulary = type_vocabulary(done["after"]["relation_types"])
     print(
-        f"retyped {counted(counts['retyped'], 'relation')}, merged {counted(counts['merged'], 'variant')}; "
+        f"retyped {counted(done['retyped'], 'relation')}, merged {counted(done['merged'], 'variant')}; "
         f"typed {100 * before:.1f}% -> {100 * after:.1f}%, {counted(vocabulary, 'type')} besides RELATED; "
-        f"{counted(fresh, 'text')} embedded"
+        f"{counted(done['embedded'], 'text')} embedded"
     )
     return 0
 
 
-def _index_embeddings(spec: str | None, index, where: str) -> object:
+def _index_embeddings(spec: str | None, stored: str, where: str) -> object:
     """The index's own embedding model (or ``--embeddings`` when it names the same one): editing an index must
     not silently re-embed it with another model."""
     from kg_rag.langchain.embeddings import embeddings_for_index, require_index_model
 
-    embeddings = embeddings_for_index(spec, index.embedding_model, where)
-    require_index_model(embeddings, index.embedding_model, where)
+    embeddings = embeddings_for_index(spec, stored, where)
+    require_index_model(embeddings, stored, where)
     return embeddings
 
 

@@ -55,31 +55,32 @@ def load_input_documents(args: argparse.Namespace, report: Any) -> list[Any]:
     return documents
 
 
-def guard_documents(args: argparse.Namespace, stored: Any, documents: list[Any]) -> Any:
+def guard_documents(args: argparse.Namespace, stored: list[dict[str, Any]], documents: list[Any]) -> Any:
     """Refuse (one line naming them) a rebuild from ``--docs`` that would delete documents of other sources,
-    unless ``--delete-others``; returns the :class:`~kg_rag.ingest.reindex.Deletions`."""
+    unless ``--delete-others``; ``stored``: the index's document records. Returns the
+    :class:`~kg_rag.ingest.reindex.Deletions`."""
     from kg_rag.ingest.documents import document_ids_scope
 
     incoming = [str((d.metadata or {}).get("doc_id")) for d in documents]
     return _check(args, stored, incoming, document_ids_scope(args.docs, args.doc_prefix), args.docs)
 
 
-def guard_import(args: argparse.Namespace, stored: Any, built: Any) -> Any:
+def guard_import(args: argparse.Namespace, stored: list[dict[str, Any]], built: Any) -> Any:
     """The same guard for a rebuild from ``--corpus``/``--openie`` or ``--extractions``: a stored document
     belongs to the input when it records that file's path."""
     from kg_rag.ingest.reindex import file_scope
 
-    owns = file_scope(stored.docs, args.corpus, args.openie, args.extractions)
+    owns = file_scope(stored, args.corpus, args.openie, args.extractions)
     what = args.extractions or args.corpus or args.openie
     return _check(args, stored, built.documents(), owns, what)
 
 
-def _check(args: argparse.Namespace, stored: Any, incoming: list[str], owns: Any, what: str) -> Any:
+def _check(args: argparse.Namespace, stored: list[dict[str, Any]], incoming: list[str], owns: Any, what: str) -> Any:
     from kg_rag.ingest.reindex import ReindexRefused, check_reindex
 
     try:
         return check_reindex(
-            stored.documents(), incoming, owns, confirmed=args.delete_others, where=args.out, what=what
+            [str(r["id"]) for r in stored], incoming, owns, confirmed=args.delete_others, where=args.out, what=what
         )
     except ReindexRefused as exc:
         raise CLIError(str(exc)) from None
@@ -102,15 +103,15 @@ def dry_run(args: argparse.Namespace, schema: Any) -> int:
     from kg_rag.ingest.schema import ExtractionSchema
     from kg_rag.model.graph import KnowledgeGraph
 
-    old = _read_existing(args)
-    kg = old.kg if old is not None else KnowledgeGraph()
-    report = IngestReport.from_dict(old.report.to_dict()) if old is not None else IngestReport()
+    old = _read_existing(args)  # the store, or None (planning reads only the chunks of these documents)
+    records = old.documents() if old is not None else []
+    report = old.read_report() if old is not None else IngestReport()
     print("dry run: nothing is sent to a chat model and nothing is written")
     documents = load_input_documents(args, IngestReport())
     extract = not args.no_extract
     schema = schema or ExtractionSchema()
     plan = plan_documents(
-        kg,
+        old if old is not None else KnowledgeGraph(),
         documents,
         report,
         extract=extract,
@@ -119,7 +120,7 @@ def dry_run(args: argparse.Namespace, schema: Any) -> int:
         sync=not args.update,
         schema_key=schema.key() if extract else None,
     )
-    stored = set(kg.documents())
+    stored = {str(r["id"]) for r in records}
     new = [d for d in plan.changed if d not in stored]
     again = len(plan.changed) - len(new)
     line = f"documents: {len(new)} new, {again} changed, {len(plan.changes.unchanged)} unchanged"
@@ -146,7 +147,7 @@ def dry_run(args: argparse.Namespace, schema: Any) -> int:
             if plan.retry:
                 print(f"(the chunks include {len(plan.retry)} whose extraction failed earlier, tried again)")
     if old is not None and not args.update and documents:  # no document at all: the run refuses that instead
-        guard_documents(args, kg, documents)
+        guard_documents(args, records, documents)
     return 0
 
 
@@ -160,7 +161,8 @@ def _read_existing(args: argparse.Namespace) -> Any:
             raise CLIError(f"{args.out}: --update needs an existing index there")
         return None
     try:
-        return store.load()
+        store.check()
+        return store
     except (KGRagError, ValueError) as exc:
         if args.update:
             raise CLIError(f"{args.out}: the index to update is unreadable ({exc})") from exc

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -132,32 +133,84 @@ class Community:
 
     @classmethod
     def from_record(cls, r: dict[str, Any]) -> Community:
-        return cls(
-            id=str(r["id"]),
-            level=int(r["level"]),
-            entities=[str(e) for e in r.get("entities", [])],
-            relations=[str(x) for x in r.get("relations", [])],
-            parent=None if r.get("parent") is None else str(r["parent"]),
-            signature=str(r.get("signature", "")),
-            title=str(r.get("title", "")),
-            summary=str(r.get("summary", "")),
-            findings=[Finding(str(f.get("summary", "")), str(f.get("explanation", ""))) for f in r.get("findings", [])],
-            rating=float(r.get("rating", 0.0)),
-            rating_explanation=str(r.get("rating_explanation", "")),
-            cited=[
-                ReportRelation(
-                    str(c["id"]),
-                    str(c["source"]),
-                    str(c["relation_type"]),
-                    str(c["target"]),
-                    str(c.get("description", "")),
-                    float(c.get("weight", 1.0)),
-                )
-                for c in r.get("cited", [])
-            ],
-            extractive=bool(r.get("extractive", True)),
-            stale=bool(r.get("stale", False)),
-        )
+        """A community from its stored record; a field of the wrong type raises ``ValueError`` naming it (a
+        stored index is read by code that trusts these types)."""
+        if not isinstance(r, dict):
+            raise ValueError(f"a community record must be an object, got {type(r).__name__}")
+        where = f"community {str(r.get('id'))[:40]!r}"
+        findings = _records(r, "findings", where)
+        cited = _records(r, "cited", where)
+        try:
+            return cls(
+                id=_text(r, "id", where, required=True),
+                level=_number(r, "level", where, int, required=True),
+                entities=_texts(r, "entities", where),
+                relations=_texts(r, "relations", where),
+                parent=None if r.get("parent") is None else _text(r, "parent", where),
+                signature=_text(r, "signature", where),
+                title=_text(r, "title", where),
+                summary=_text(r, "summary", where),
+                findings=[Finding(_text(f, "summary", where), _text(f, "explanation", where)) for f in findings],
+                rating=_number(r, "rating", where, float),
+                rating_explanation=_text(r, "rating_explanation", where),
+                cited=[
+                    ReportRelation(
+                        _text(c, "id", where, required=True),
+                        _text(c, "source", where, required=True),
+                        _text(c, "relation_type", where, required=True),
+                        _text(c, "target", where, required=True),
+                        _text(c, "description", where),
+                        _number(c, "weight", where, float, default=1.0),
+                    )
+                    for c in cited
+                ],
+                extractive=_flag(r, "extractive", where, True),
+                stale=_flag(r, "stale", where, False),
+            )
+        except KeyError as exc:
+            raise ValueError(f"{where}: missing field {exc}") from None
+
+
+def _text(r: dict[str, Any], name: str, where: str, *, required: bool = False) -> str:
+    value = r[name] if required else r.get(name, "")
+    if value is None and not required:
+        return ""
+    if not isinstance(value, (str, int)) or isinstance(value, bool):
+        raise ValueError(f"{where}: {name} must be a string, got {type(value).__name__}")
+    return str(value)
+
+
+def _texts(r: dict[str, Any], name: str, where: str) -> list[str]:
+    value = r.get(name) or []
+    if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+        raise ValueError(f"{where}: {name} must be a list of strings")
+    return list(value)
+
+
+def _records(r: dict[str, Any], name: str, where: str) -> list[dict[str, Any]]:
+    value = r.get(name) or []
+    if not isinstance(value, list) or not all(isinstance(x, dict) for x in value):
+        raise ValueError(f"{where}: {name} must be a list of objects")
+    return value
+
+
+def _number(r: dict[str, Any], name: str, where: str, kind: type, *, required: bool = False, default: Any = 0) -> Any:
+    value = r[name] if required else r.get(name, default)
+    if (
+        not isinstance(value, (int, float))
+        or isinstance(value, bool)
+        or not math.isfinite(value)
+        or (kind is int and value != int(value))
+    ):
+        raise ValueError(f"{where}: {name} must be a number, got {type(value).__name__}")
+    return kind(value)
+
+
+def _flag(r: dict[str, Any], name: str, where: str, default: bool) -> bool:
+    value = r.get(name, default)
+    if not isinstance(value, bool):
+        raise ValueError(f"{where}: {name} must be true or false, got {type(value).__name__}")
+    return value
 
 
 def community_id(level: int, members: Iterable[str]) -> str:
@@ -208,12 +261,19 @@ class CommunitySet:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CommunitySet:
-        comms = [Community.from_record(r) for r in data.get("communities", [])]
-        return cls(
-            {c.id: c for c in comms},
-            dict(data.get("params") or {}),
-            {str(k): int(v) for k, v in (data.get("usage") or {}).items()},
-        )
+        """The saved set; a part of the wrong type raises ``ValueError`` naming it."""
+        if not isinstance(data, dict):
+            raise ValueError(f"communities must be an object, got {type(data).__name__}")
+        records = data.get("communities") or []
+        if not isinstance(records, list):
+            raise ValueError("communities: 'communities' must be a list")
+        params, usage = data.get("params") or {}, data.get("usage") or {}
+        if not isinstance(params, dict) or not isinstance(usage, dict):
+            raise ValueError("communities: 'params' and 'usage' must be objects")
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in usage.values()):
+            raise ValueError("communities: 'usage' must hold integer counts")
+        comms = [Community.from_record(r) for r in records]
+        return cls({c.id: c for c in comms}, dict(params), {str(k): int(v) for k, v in usage.items()})
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False, sort_keys=True)

@@ -40,10 +40,13 @@ def entity_text(entity: Entity, type_prefix: bool = True) -> str:
 
 def fact_text(relation: Relation, kg: KnowledgeGraph) -> str:
     """Text embedded for a fact: ``source predicate target`` in the stored direction."""
-    src = kg.graph.nodes[relation.source]["name"]
-    tgt = kg.graph.nodes[relation.target]["name"]
+    return fact_text_of(relation, kg.graph.nodes[relation.source]["name"], kg.graph.nodes[relation.target]["name"])
+
+
+def fact_text_of(relation: Relation, source_name: str, target_name: str) -> str:
+    """:func:`fact_text` given the endpoints' display names (a store that reads rows, not a graph)."""
     verb = relation.predicate or relation.relation_type.replace("_", " ").lower()
-    return f"{src} {verb} {tgt}"
+    return f"{source_name} {verb} {target_name}"
 
 
 def chunk_text(chunk: Chunk) -> str:
@@ -109,12 +112,10 @@ class GraphIndex:
         return forget_documents(self.kg, doc_ids, self.report)
 
     def stats(self) -> dict[str, Any]:
-        s = self.kg.stats()
-        s["skipped"] = dict(sorted(self.report.skipped.items()))
-        s["extraction_failures"] = len(self.report.failures)
-        s["embedding_model"] = self.embedding_model
-        s["dim"] = self.dim
-        return s
+        """The same figures a store's ``stats()`` gives (:meth:`kg_rag.store.meta.IndexMeta.stats`)."""
+        from kg_rag.store.meta import IndexMeta
+
+        return IndexMeta.of_index(self, schema_version=0).stats(self.report)
 
 
 def build_index(

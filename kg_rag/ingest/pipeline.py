@@ -23,6 +23,8 @@ from typing import Any
 
 from kg_rag.ingest.report import IngestReport
 from kg_rag.model import Chunk, KnowledgeGraph
+from kg_rag.model.records import Document, document_from_record
+from kg_rag.store.graph_store import GraphChange, apply_to_graph
 
 
 @dataclass
@@ -93,6 +95,8 @@ class _Plan:
     docs: dict[str, dict[str, Any]]
     retry: list[Chunk]
     changes: DocumentChanges
+    had_old: set[str] = field(default_factory=set)
+    """Changed documents that have a stored version with chunks (a failed extraction then keeps it)."""
 
     @property
     def to_extract(self) -> list[Chunk]:
@@ -118,8 +122,36 @@ def _group(documents: Sequence[Any]) -> dict[str, dict[str, Any]]:
     return docs
 
 
+@dataclass
+class _Stored:
+    """What planning reads about what is stored: document records, and the chunks of the documents asked about."""
+
+    docs: dict[str, Document]
+    chunks: dict[str, list[Chunk]]
+    all_ids: list[str]
+
+
+def _stored(target: Any, doc_ids: list[str]) -> _Stored:
+    """The catalog of an editable graph or of a store (:class:`~kg_rag.store.graph_store.GraphStore`): only the
+    chunks of ``doc_ids`` are read, so planning an update never loads a stored graph."""
+    if isinstance(target, KnowledgeGraph):
+        with target.lock:
+            wanted = set(doc_ids)
+            chunks: dict[str, list[Chunk]] = {}
+            for chunk in target.chunks.values():
+                if chunk.doc_id in wanted:
+                    chunks.setdefault(chunk.doc_id, []).append(chunk)
+            return _Stored(dict(target.docs), chunks, target.documents())
+    if not target.exists():
+        return _Stored({}, {}, [])
+    records = target.documents()
+    docs = {str(r["id"]): document_from_record(r) for r in records}
+    with_chunks = [d for d in doc_ids if d in docs]
+    return _Stored(docs, target.chunks_of(with_chunks) if with_chunks else {}, list(docs))
+
+
 def plan_documents(
-    kg: KnowledgeGraph,
+    target: Any,
     documents: Sequence[Any],
     report: IngestReport,
     *,
@@ -129,9 +161,9 @@ def plan_documents(
     sync: bool = False,
     schema_key: str | None = None,
 ) -> _Plan:
-    """Decide, without touching ``kg``, which documents are new, changed or unchanged and what to extract.
-    ``schema_key`` (:meth:`~kg_rag.ingest.schema.ExtractionSchema.key`): a document extracted under another
-    schema is extracted again."""
+    """Decide, without touching ``target`` (a :class:`KnowledgeGraph` or a store), which documents are new,
+    changed or unchanged and what to extract. ``schema_key`` (:meth:`~kg_rag.ingest.schema.ExtractionSchema.key`):
+    a document extracted under another schema is extracted again."""
     from kg_rag.ingest.documents import split_documents
 
     chunking = f"{chunk_size}/{chunk_overlap}"
@@ -139,34 +171,100 @@ def plan_documents(
     changes = DocumentChanges()
     changed: dict[str, list[Chunk]] = {}
     retry: list[Chunk] = []
-    with kg.lock:
-        by_doc: dict[str, list[str]] = {}
-        for cid, chunk in kg.chunks.items():
-            by_doc.setdefault(chunk.doc_id, []).append(cid)
-        for doc_id, entry in grouped.items():
-            old = kg.docs.get(doc_id)
-            same = (
-                old is not None
-                and by_doc.get(doc_id)
-                and old.content_hash == entry["hash"]
-                and old.metadata.get("chunking") == chunking
-                and (old.metadata.get("extracted", True) or not extract)
-                and (not extract or old.metadata.get("schema") == schema_key)
-            )
-            if same:
-                changes.unchanged.append(doc_id)
-                if extract:
-                    retry += [kg.chunks[c] for c in by_doc[doc_id] if c in report.failures]
-                continue
-            changed[doc_id] = split_documents(entry["pages"], chunk_size=chunk_size, chunk_overlap=chunk_overlap)
-        if sync:
-            changes.removed = [d for d in kg.documents() if d not in grouped]
+    had_old: set[str] = set()
+    stored = _stored(target, list(grouped))
+    for doc_id, entry in grouped.items():
+        old = stored.docs.get(doc_id)
+        old_chunks = stored.chunks.get(doc_id) or []
+        same = (
+            old is not None
+            and old_chunks
+            and old.content_hash == entry["hash"]
+            and old.metadata.get("chunking") == chunking
+            and (old.metadata.get("extracted", True) or not extract)
+            and (not extract or old.metadata.get("schema") == schema_key)
+        )
+        if same:
+            changes.unchanged.append(doc_id)
+            if extract:
+                retry += [c for c in old_chunks if c.id in report.failures]
+            continue
+        if old is not None and old_chunks:
+            had_old.add(doc_id)
+        changed[doc_id] = split_documents(entry["pages"], chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+    if sync:
+        changes.removed = [d for d in stored.all_ids if d not in grouped]
     for entry in grouped.values():
         entry["chunking"] = chunking
         entry["extracted"] = extract
         entry["schema"] = schema_key if extract else None
     changes.chunks_retried = len(retry)
-    return _Plan(changed, grouped, retry, changes)
+    return _Plan(changed, grouped, retry, changes, had_old)
+
+
+def document_change(plan: _Plan, run: Any, extractor: Any = None) -> tuple[DocumentChanges, GraphChange]:
+    """What a plan and its extraction run (``None`` when not extracting) change, by the module's rules, as one
+    :class:`~kg_rag.store.graph_store.GraphChange`: retried chunks merged, each changed document replaced
+    (unless its extraction failed and an old version exists), the others removed when syncing."""
+    from kg_rag.ingest.extract import apply_extraction
+
+    changes = plan.changes
+    change = GraphChange(report=IngestReport())
+    delta = change.report
+    results = run.results if run is not None else {}
+    failures = run.failures if run is not None else {}
+    retried = KnowledgeGraph()
+    for chunk in plan.retry:  # unchanged documents: only earlier failures are retried
+        if chunk.id in results:
+            retried.add_chunk(chunk)
+            apply_extraction(retried, chunk, results[chunk.id], extractor.typer, delta)
+            change.resolved.add(chunk.id)
+            changes.chunks_extracted += 1
+        elif chunk.id in failures:
+            delta.fail(chunk.id, failures[chunk.id])
+            changes.chunks_failed += 1
+            changes.first_error = changes.first_error or _first_error(failures[chunk.id])
+    if retried.chunks:
+        change.add(retried)
+    for doc_id, chunks in plan.changed.items():
+        failed = [c for c in chunks if c.id in failures]
+        changes.chunks_failed += len(failed)
+        if failed:
+            changes.first_error = changes.first_error or _first_error(failures[failed[0].id])
+        changes.chunks_extracted += sum(c.id in results for c in chunks)
+        had_old = doc_id in plan.had_old
+        if failed and had_old:
+            changes.kept_old[doc_id] = _first_error(failures[failed[0].id])
+            continue
+        fragment = KnowledgeGraph()
+        entry = plan.docs[doc_id]
+        fragment.add_document(
+            doc_id,
+            source=None if entry["source"] is None else str(entry["source"]),
+            content_hash=entry["hash"],
+            metadata={
+                "chunking": entry["chunking"],
+                "extracted": entry["extracted"],
+                **({"schema": entry["schema"]} if entry.get("schema") else {}),
+            },
+        )
+        fragment_report = IngestReport()
+        for chunk in chunks:
+            fragment.add_chunk(chunk)
+            if chunk.id in results:
+                apply_extraction(fragment, chunk, results[chunk.id], extractor.typer, fragment_report)
+            elif chunk.id in failures:
+                fragment_report.fail(chunk.id, failures[chunk.id])
+        fragment_report.added["chunks"] += len(chunks)
+        if failed:
+            changes.incomplete[doc_id] = _first_error(failures[failed[0].id])
+        (changes.replaced if had_old else changes.added).append(doc_id)
+        change.replace(fragment)
+        delta.merge(fragment_report)
+    change.remove(changes.removed)
+    if run is not None:
+        delta.add_usage(run.usage.to_dict())
+    return changes, change
 
 
 def commit_documents(
@@ -177,83 +275,25 @@ def commit_documents(
     extractor: Any = None,
 ) -> DocumentChanges:
     """Apply a plan and an extraction run (``None`` when not extracting) to ``kg`` (see the module rules)."""
-    from kg_rag.ingest.extract import apply_extraction
-
-    changes = plan.changes
-    results = run.results if run is not None else {}
-    failures = run.failures if run is not None else {}
     with kg.lock:
-        for chunk in plan.retry:  # unchanged documents: only earlier failures are retried
-            if chunk.id in results:
-                apply_extraction(kg, chunk, results[chunk.id], extractor.typer, report)
-                report.failures.pop(chunk.id, None)
-                changes.chunks_extracted += 1
-            elif chunk.id in failures:
-                report.fail(chunk.id, failures[chunk.id])
-                changes.chunks_failed += 1
-                changes.first_error = changes.first_error or _first_error(failures[chunk.id])
-        for doc_id, chunks in plan.changed.items():
-            failed = [c for c in chunks if c.id in failures]
-            changes.chunks_failed += len(failed)
-            if failed:
-                changes.first_error = changes.first_error or _first_error(failures[failed[0].id])
-            changes.chunks_extracted += sum(c.id in results for c in chunks)
-            had_old = doc_id in kg.docs and any(c.doc_id == doc_id for c in kg.chunks.values())
-            if failed and had_old:
-                changes.kept_old[doc_id] = _first_error(failures[failed[0].id])
-                continue
-            fragment = KnowledgeGraph()
-            entry = plan.docs[doc_id]
-            fragment.add_document(
-                doc_id,
-                source=None if entry["source"] is None else str(entry["source"]),
-                content_hash=entry["hash"],
-                metadata={
-                    "chunking": entry["chunking"],
-                    "extracted": entry["extracted"],
-                    **({"schema": entry["schema"]} if entry.get("schema") else {}),
-                },
-            )
-            fragment_report = IngestReport()
-            for chunk in chunks:
-                fragment.add_chunk(chunk)
-                if chunk.id in results:
-                    apply_extraction(fragment, chunk, results[chunk.id], extractor.typer, fragment_report)
-                elif chunk.id in failures:
-                    fragment_report.fail(chunk.id, failures[chunk.id])
-            fragment_report.added["chunks"] += len(chunks)
-            if failed:
-                changes.incomplete[doc_id] = _first_error(failures[failed[0].id])
-            (changes.replaced if had_old else changes.added).append(doc_id)
-            replace_documents(kg, fragment, report)
-            report.merge(fragment_report)
-        if changes.removed:
-            forget_documents(kg, changes.removed, report)
-    if run is not None:
-        report.add_usage(run.usage.to_dict())
+        plan.had_old = {d for d in plan.changed if d in kg.docs and any(c.doc_id == d for c in kg.chunks.values())}
+        changes, change = document_change(plan, run, extractor)
+        apply_to_graph(kg, report, change)
     return changes
 
 
 def replace_documents(kg: KnowledgeGraph, fragment: KnowledgeGraph, report: IngestReport | None = None) -> dict:
     """Every document in ``fragment`` replaces its earlier version in ``kg``; what the ingest report recorded
     about the old version's chunks is forgotten too."""
-    with kg.lock:
-        if report is not None:
-            docs = set(fragment.documents())
-            report.forget_chunks({cid for cid, c in kg.chunks.items() if c.doc_id in docs})
-        return kg.replace_documents(fragment)
+    return apply_to_graph(kg, report, GraphChange().replace(fragment))
 
 
 def forget_documents(kg: KnowledgeGraph, doc_ids: Sequence[str], report: IngestReport | None = None) -> dict:
     """Remove documents and everything they contributed, including the report's record of their chunks."""
-    with kg.lock:
-        if report is not None:
-            docs = set(doc_ids)
-            report.forget_chunks({cid for cid, c in kg.chunks.items() if c.doc_id in docs})
-        return kg.remove_documents(doc_ids)
+    return apply_to_graph(kg, report, GraphChange().remove(doc_ids))
 
 
-def _schema_key(extractor: Any) -> str | None:
+def schema_key_of(extractor: Any) -> str | None:
     schema = getattr(extractor, "schema", None)
     return schema.key() if schema is not None else None
 
@@ -288,7 +328,7 @@ def index_documents(
         chunk_size=chunk_size,
         chunk_overlap=chunk_overlap,
         sync=sync,
-        schema_key=_schema_key(extractor),
+        schema_key=schema_key_of(extractor),
     )
     run = extractor.extract(plan.to_extract, progress=progress, config=config) if extractor is not None else None
     return commit_documents(kg, plan, run, report, extractor)
@@ -316,7 +356,7 @@ async def aindex_documents(
         chunk_size=chunk_size,
         chunk_overlap=chunk_overlap,
         sync=sync,
-        schema_key=_schema_key(extractor),
+        schema_key=schema_key_of(extractor),
     )
     run = None
     if extractor is not None:

@@ -85,17 +85,18 @@ def check_reindex(
     return deletions
 
 
-def file_scope(docs: dict[str, Any], *paths: str | Path | None) -> Callable[[str], bool]:
-    """Ownership for an input file: a stored document belongs to it when the path it records (``path``
-    metadata, else its ``source``) resolves to one of ``paths``."""
+def file_scope(records: Iterable[dict[str, Any]], *paths: str | Path | None) -> Callable[[str], bool]:
+    """Ownership for an input file: a stored document (its record: ``id``, ``source``, ``metadata``) belongs to
+    it when the path it records (``path`` metadata, else its ``source``) resolves to one of ``paths``."""
     targets = {_resolved(p) for p in paths if p}
     targets.discard(None)
+    docs = {str(r["id"]): r for r in records}
 
     def owns(doc_id: str) -> bool:
         doc = docs.get(doc_id)
         if doc is None:
             return False
-        recorded = (doc.metadata or {}).get("path") or doc.source
+        recorded = (doc.get("metadata") or {}).get("path") or doc.get("source")
         return bool(recorded) and _resolved(recorded) in targets
 
     return owns

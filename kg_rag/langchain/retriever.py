@@ -141,17 +141,11 @@ class EntityBasedKGRAG(BaseRetriever):
     @property
     def knowledge_graph(self) -> KnowledgeGraph:
         """The editable graph behind this retriever (for a saved index: the generation it serves)."""
-        if isinstance(self.backend, LiveBackend):
-            return self.backend.index.kg
-        graph = getattr(self.backend, "knowledge_graph", None)
-        if graph is None:
-            raise ValueError(f"{type(self.backend).__name__} does not hold an in-memory graph")
-        return graph()
+        return self.backend.knowledge_graph()
 
     def refresh(self) -> bool:
         """Move to the newest version of a saved index (no-op for in-memory graphs, which are always current)."""
-        refresh = getattr(self.backend, "refresh", None)
-        return bool(refresh()) if callable(refresh) else False
+        return bool(self.backend.refresh())
 
     # ----------------------------------------------------------- settings
     def params_for(self, config: RunnableConfig | None = None, **settings: Any) -> QueryParams:

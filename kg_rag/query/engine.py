@@ -35,12 +35,12 @@ class QueryEngine:
             raise ValueError("embeddings must provide embed_query()/embed_documents() (a LangChain Embeddings)")
         if params is not None and not isinstance(params, QueryParams):
             raise ValueError(f"params must be a QueryParams, got {type(params).__name__}")
+        if not isinstance(backend, QueryBackend):
+            raise ValueError(f"backend must be a kg_rag.store.QueryBackend, got {type(backend).__name__}")
         self.backend = backend
         self.embeddings = embeddings
         self.params = params or QueryParams()
-        warm = getattr(backend, "warm_up", None)
-        if callable(warm):
-            warm()
+        backend.warm_up()
         count_tokens("warm up")  # the tokenizer loads once per process: on the first query it cost 0.1-0.3 s
 
     @classmethod

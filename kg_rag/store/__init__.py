@@ -1,22 +1,36 @@
-"""Stores: where an index lives. ``base`` defines the protocol; ``directory`` keeps an index in files,
-``memory`` serves a snapshot in process. :func:`open_store` picks the backend from a location."""
+"""Stores: where an index lives. ``base`` defines the backend base class (what queries read), ``graph_store``
+the store base class, ``meta`` the one :class:`IndexMeta` every store writes, ``writer`` the one write path
+(:class:`IndexWriter`); ``directory`` keeps an index in files, ``postgres`` in a database, ``memory`` serves a
+snapshot in process. :func:`open_store` picks the store from a location."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from kg_rag.store.base import BackendInfo, EdgeFilter, EdgeSet, Expansion, GraphStore, Hits, Pairs, QueryBackend
+from kg_rag.store.base import (
+    BackendInfo,
+    EdgeFilter,
+    EdgeSet,
+    Expansion,
+    Hits,
+    Pairs,
+    QueryBackend,
+    VersionedBackend,
+)
 from kg_rag.store.directory import DirectoryStore, load_index, save_index
+from kg_rag.store.graph_store import GraphChange, GraphStore
 from kg_rag.store.locking import IndexLockedError
 from kg_rag.store.memory import LiveBackend, SnapshotBackend
+from kg_rag.store.meta import IndexMeta
+from kg_rag.store.writer import IndexWriter
 
 
 def is_database_uri(location: Any) -> bool:
     return isinstance(location, str) and location.startswith(("postgresql://", "postgres://"))
 
 
-def open_store(location: str | Path, **kwargs: Any) -> Any:
+def open_store(location: str | Path, **kwargs: Any) -> GraphStore:
     """The store at ``location``: a directory path, or a ``postgresql://`` URI."""
     if is_database_uri(location):
         from kg_rag.store.postgres import PostgresStore
@@ -31,13 +45,17 @@ __all__ = [
     "EdgeFilter",
     "EdgeSet",
     "Expansion",
+    "GraphChange",
     "GraphStore",
     "Hits",
     "IndexLockedError",
+    "IndexMeta",
+    "IndexWriter",
     "LiveBackend",
     "Pairs",
     "QueryBackend",
     "SnapshotBackend",
+    "VersionedBackend",
     "is_database_uri",
     "load_index",
     "open_store",

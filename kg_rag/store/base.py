@@ -1,7 +1,11 @@
-"""The store protocol: what retrieval needs from a backend (``QueryBackend``) and what writers need
-(``GraphStore``). The query engine, the strategies and the context builder use nothing else, so every backend
-— the directory index (:mod:`kg_rag.store.directory`), PostgreSQL (:mod:`kg_rag.store.postgres`) — serves
-the same retrieval. :mod:`kg_rag.testing` holds the compliance suite every backend passes.
+"""The backend base class: what retrieval needs from a backend (:class:`QueryBackend`). The query engine, the
+strategies and the context builder use nothing else, so every backend — the directory index
+(:mod:`kg_rag.store.directory`), PostgreSQL (:mod:`kg_rag.store.postgres`) — serves the same retrieval.
+:mod:`kg_rag.testing` holds the compliance suite every backend passes; :mod:`kg_rag.store.graph_store` has the
+store side (saving, loading, document writes).
+
+A backend implements the primitives (vector and BM25 search, expansion, incidences, records) and may override the
+derived operations (mention counts, degrees, edges by id, chunk handles, community lookups) for speed.
 
 Entities, relations and chunks are addressed by integer *handles* (``int64``): row positions in the directory
 backend, primary keys in PostgreSQL. Handles are only valid within one view of the data (one snapshot or one
@@ -10,15 +14,21 @@ transaction); user-facing ids (entity keys, relation ids, chunk ids) come from t
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from kg_rag.model.records import Chunk, Entity, Relation
+from kg_rag.model.records import SYNONYM_KIND, Chunk, Entity, Relation
 from kg_rag.model.schema import upper_snake
+
+if TYPE_CHECKING:
+    from kg_rag.index.build import GraphIndex
+    from kg_rag.model.graph import KnowledgeGraph
 
 Direction = Literal["out", "in", "both"]
 VectorKind = Literal["entities", "facts", "chunks"]
@@ -233,43 +243,76 @@ class BackendInfo:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-@runtime_checkable
-class QueryBackend(Protocol):
-    """The operations retrieval needs. Every method is read-only and safe to call from several threads.
+class QueryBackend(ABC):
+    """What retrieval needs from a backend: a small core of primitives, operations derived from them (a backend
+    may override those for speed), and a serving lifecycle. Every method is read-only and thread-safe.
 
     A query runs inside ``with backend.reader() as view:`` and calls only ``view``, so it sees one consistent
     version of the data even while writers commit (a snapshot in process, a transaction in a database).
+
+    Lifecycle: :meth:`reader` (a consistent view), :meth:`info`, :meth:`refresh` (move to the newest version;
+    returns whether anything changed), :meth:`warm_up` (prepare so the first query is not the slow one) and
+    :meth:`close` (release connections and locks). :meth:`knowledge_graph` and :meth:`to_index` give the
+    editable graph where a backend can build it.
     """
 
-    def reader(self) -> AbstractContextManager[QueryBackend]:
-        """A consistent read view for one query (may be ``self`` for immutable backends)."""
-        ...
+    # ---------------------------------------------------------------- lifecycle
+    @contextmanager
+    def reader(self) -> Iterator[QueryBackend]:
+        """A consistent read view for one query (``self`` for an immutable backend)."""
+        yield self
 
+    @abstractmethod
     def info(self) -> BackendInfo: ...
 
-    # ---------------------------------------------------------------- vectors
-    def search(self, kind: VectorKind, query: np.ndarray, k: int, min_score: float | None = None) -> Hits:
-        """Top-``k`` rows of a vector table by cosine similarity to ``query`` (scores >= ``min_score``)."""
-        ...
+    def refresh(self) -> bool:
+        """Move to the newest committed version; returns whether the data changed (always current here)."""
+        return False
 
+    def warm_up(self) -> None:  # noqa: B027 - a default, not an abstract method
+        """Prepare for the first query (build in-process indexes); nothing to do by default."""
+
+    def close(self) -> None:  # noqa: B027 - a default, not an abstract method
+        """Release what the backend holds (connections, reader locks); nothing by default."""
+
+    @property
+    def generation(self) -> str:
+        """The version being served (a generation name, ``schema@N``)."""
+        return self.info().version
+
+    def knowledge_graph(self) -> KnowledgeGraph:
+        """The editable graph of the version served (built on first use where a backend can)."""
+        raise ValueError(f"{type(self).__name__} does not hold an editable graph")
+
+    def to_index(self) -> GraphIndex:
+        """The version served as an editable :class:`~kg_rag.index.build.GraphIndex`."""
+        raise ValueError(f"{type(self).__name__} cannot be turned into an editable index")
+
+    # ---------------------------------------------------------------- vectors
+    @abstractmethod
+    def search(self, kind: VectorKind, query: np.ndarray, k: int, min_score: float | None = None) -> Hits:
+        """Top-``k`` rows of a vector table by cosine similarity to ``query`` (scores >= ``min_score``; ties by
+        handle)."""
+
+    @abstractmethod
     def similarity(self, kind: VectorKind, query: np.ndarray, ids: np.ndarray) -> np.ndarray:
         """Cosine similarity of the given rows to ``query`` (0 for unknown handles)."""
-        ...
 
     # ---------------------------------------------------------------- lexical
+    @abstractmethod
     def lexical_search(self, text: str, k: int) -> Hits:
         """Top-``k`` chunks by Okapi BM25 of ``text`` (only chunks with a positive score)."""
-        ...
 
+    @abstractmethod
     def lexical_scores(self, text: str, chunk_ids: np.ndarray) -> np.ndarray:
         """BM25 of ``text`` for the given chunks."""
-        ...
 
+    @abstractmethod
     def lookup_entities(self, keys: Sequence[str]) -> dict[str, int]:
         """Handles of the entities with these canonical keys (absent keys are left out)."""
-        ...
 
     # ---------------------------------------------------------------- graph
+    @abstractmethod
     def expand(
         self,
         seeds: Mapping[int, float],
@@ -289,112 +332,219 @@ class QueryBackend(Protocol):
         ``max_frontier`` new nodes (best score first, then lowest handle) and expands frontier nodes (best
         first) only until ``max_edges_per_hop`` edges are gathered.
         """
-        ...
 
+    @abstractmethod
     def edges_of(self, entity_ids: np.ndarray, edge_filter: EdgeFilter, *, among: bool = False) -> EdgeSet:
-        """Allowed edges touching any of the given entities (``among``: both ends in the set).
+        """Allowed edges touching any of the given entities (``among``: both ends in the set), by handle.
 
         The filter's ``direction`` is not applied here (an edge touching the set is returned whichever way it
         points); its types, synonym setting and blocked entities are.
         """
-        ...
 
-    def edges_by_id(self, relation_ids: np.ndarray) -> EdgeSet:
-        """The given relations (unknown handles are left out), whatever the filters."""
-        ...
-
+    @abstractmethod
     def chunk_entities(self, chunk_ids: np.ndarray) -> Pairs:
         """Mentions: ``(chunk, entity)`` pairs for the given chunks."""
-        ...
 
+    @abstractmethod
     def entity_chunks(self, entity_ids: np.ndarray) -> Pairs:
         """Mentions: ``(entity, chunk)`` pairs for the given entities."""
-        ...
 
+    @abstractmethod
+    def chunk_relations(self, chunk_ids: np.ndarray, edge_filter: EdgeFilter) -> tuple[Pairs, EdgeSet]:
+        """Allowed relations evidenced in the given chunks: ``(chunk, relation)`` pairs and the relations."""
+
+    @abstractmethod
+    def relation_chunks(self, relation_ids: np.ndarray) -> Pairs:
+        """Evidence: ``(relation, chunk)`` pairs for the given relations."""
+
+    # ---------------------------------------------------------------- records
+    @abstractmethod
+    def entities(self, ids: np.ndarray) -> list[Entity | None]: ...
+
+    @abstractmethod
+    def relations(self, ids: np.ndarray) -> list[Relation | None]: ...
+
+    @abstractmethod
+    def chunks(self, ids: np.ndarray) -> list[Chunk | None]: ...
+
+    @abstractmethod
+    def iter_chunks(self) -> Iterator[tuple[int, Chunk]]:
+        """Every chunk with its handle (a full scan: for evaluation and maintenance, never on the query path)."""
+
+    def list_communities(self, level: int | None = None) -> list[Any]:
+        """Every community at ``level`` (all levels when ``None``), by level then id; none by default."""
+        return []
+
+    # ---------------------------------------------------------------- derived (override for speed)
     def mention_counts(self, entity_ids: np.ndarray) -> np.ndarray:
         """How many chunks mention each entity (how generic it is)."""
-        ...
+        ids = _i64(entity_ids)
+        pairs = self.entity_chunks(np.unique(ids))
+        owners, counts = np.unique(pairs.left, return_counts=True)
+        found = dict(zip(owners.tolist(), counts.tolist()))
+        return np.asarray([found.get(i, 0) for i in ids.tolist()], dtype=F32)
 
     def degrees(self, entity_ids: np.ndarray) -> np.ndarray:
         """Number of relations (both directions, synonym links included) at each entity."""
-        ...
+        ids = _i64(entity_ids)
+        edges = self.edges_of(np.unique(ids), EdgeFilter.build())
+        found = Counter(edges.src.tolist()) + Counter(edges.dst.tolist())
+        return np.asarray([found.get(i, 0) for i in ids.tolist()], dtype=I64)
 
-    def chunk_relations(self, chunk_ids: np.ndarray, edge_filter: EdgeFilter) -> tuple[Pairs, EdgeSet]:
-        """Allowed relations evidenced in the given chunks: ``(chunk, relation)`` pairs and the relations."""
-        ...
-
-    def relation_chunks(self, relation_ids: np.ndarray) -> Pairs:
-        """Evidence: ``(relation, chunk)`` pairs for the given relations."""
-        ...
-
-    # ---------------------------------------------------------------- records
-    def entities(self, ids: np.ndarray) -> list[Entity | None]: ...
-
-    def relations(self, ids: np.ndarray) -> list[Relation | None]: ...
-
-    def chunks(self, ids: np.ndarray) -> list[Chunk | None]: ...
+    def edges_by_id(self, relation_ids: np.ndarray) -> EdgeSet:
+        """The given relations (unknown handles are left out), whatever the filters."""
+        ids = _i64(relation_ids).tolist()
+        known = [(h, r) for h, r in zip(ids, self.relations(np.asarray(ids, I64))) if r is not None]
+        if not known:
+            return EdgeSet.empty()
+        ends = self.lookup_entities(sorted({k for _, r in known for k in (r.source, r.target)}))
+        known = [(h, r) for h, r in known if r.source in ends and r.target in ends]
+        names = sorted({r.relation_type for _, r in known})
+        code = {n: i for i, n in enumerate(names)}
+        synonym = [r.kind == SYNONYM_KIND for _, r in known]
+        return EdgeSet(
+            _i64([h for h, _ in known]),
+            _i64([ends[r.source] for _, r in known]),
+            _i64([ends[r.target] for _, r in known]),
+            np.asarray([code[r.relation_type] for _, r in known], np.int32),
+            np.asarray([1.0 if s else r.weight for s, (_, r) in zip(synonym, known)], F32),
+            np.asarray(synonym, bool),
+            names,
+        )
 
     def chunk_handles(self, chunk_ids: Sequence[str]) -> dict[str, int]:
-        """Handles of chunks by their ids."""
-        ...
-
-    # ---------------------------------------------------------------- communities
-    def communities_for(self, entity_ids: np.ndarray, level: int | None = None) -> list[tuple[str, int]]:
-        """Communities holding the given entities — at ``level``, or each entity's finest when ``None`` — with
-        how many of the entities each holds, most first (then by id). Empty when the index has none."""
-        ...
+        """Handles of chunks by their ids (a full scan by default)."""
+        wanted = set(map(str, chunk_ids))
+        return {c.id: h for h, c in self.iter_chunks() if c.id in wanted}
 
     def community_records(self, ids: Sequence[str]) -> list[Any]:
         """The :class:`~kg_rag.communities.Community` records (``None`` for unknown ids)."""
-        ...
+        known = {c.id: c for c in self.list_communities(None)}
+        return [known.get(str(i)) for i in ids]
 
-    def list_communities(self, level: int | None = None) -> list[Any]:
-        """Every community at ``level`` (all levels when ``None``), by level then id (for global search)."""
-        ...
+    def communities_for(self, entity_ids: np.ndarray, level: int | None = None) -> list[tuple[str, int]]:
+        """Communities holding the given entities — at ``level``, or each entity's finest when ``None`` — with
+        how many of the entities each holds, most first (then by id). Empty when the index has none."""
+        communities = self.list_communities(None)
+        if not communities:
+            return []
+        by_key: dict[str, list[tuple[int, str]]] = {}
+        for c in communities:
+            for key in c.entities:
+                by_key.setdefault(key, []).append((c.level, c.id))
+        handles = list(dict.fromkeys(_i64(entity_ids).tolist()))
+        keys = [e.key if e is not None else None for e in self.entities(_i64(handles))]
+        return count_communities((sorted(by_key.get(k) or []) for k in keys if k is not None), level)
+
+
+def count_communities(memberships: Iterable[list[tuple[int, str]]], level: int | None) -> list[tuple[str, int]]:
+    """For each entity's ``(level, community)`` list (sorted): its community at ``level`` (or its finest), counted
+    across the entities, most first, then by id — the one rule every backend's ``communities_for`` follows."""
+    counts: Counter[str] = Counter()
+    for mine in memberships:
+        if not mine:
+            continue
+        chosen = [cid for lvl, cid in mine if lvl == level] if level is not None else [mine[-1][1]]
+        counts.update(chosen)
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+class VersionedBackend(QueryBackend):
+    """A backend that serves successive versions of an index: :meth:`reader` yields a view of the current one,
+    and every query operation called on the backend itself runs in a view of its own (so it is consistent,
+    but handles from two such calls may come from two versions — use :meth:`reader` to query)."""
+
+    @abstractmethod
+    def reader(self) -> AbstractContextManager[QueryBackend]: ...
+
+    def info(self) -> BackendInfo:
+        with self.reader() as view:
+            return view.info()
+
+    def search(self, kind: VectorKind, query: np.ndarray, k: int, min_score: float | None = None) -> Hits:
+        with self.reader() as view:
+            return view.search(kind, query, k, min_score)
+
+    def similarity(self, kind: VectorKind, query: np.ndarray, ids: np.ndarray) -> np.ndarray:
+        with self.reader() as view:
+            return view.similarity(kind, query, ids)
+
+    def lexical_search(self, text: str, k: int) -> Hits:
+        with self.reader() as view:
+            return view.lexical_search(text, k)
+
+    def lexical_scores(self, text: str, chunk_ids: np.ndarray) -> np.ndarray:
+        with self.reader() as view:
+            return view.lexical_scores(text, chunk_ids)
+
+    def lookup_entities(self, keys: Sequence[str]) -> dict[str, int]:
+        with self.reader() as view:
+            return view.lookup_entities(keys)
+
+    def expand(self, seeds: Mapping[int, float], max_hops: int, edge_filter: EdgeFilter, **kwargs: Any) -> Expansion:
+        with self.reader() as view:
+            return view.expand(seeds, max_hops, edge_filter, **kwargs)
+
+    def edges_of(self, entity_ids: np.ndarray, edge_filter: EdgeFilter, *, among: bool = False) -> EdgeSet:
+        with self.reader() as view:
+            return view.edges_of(entity_ids, edge_filter, among=among)
+
+    def edges_by_id(self, relation_ids: np.ndarray) -> EdgeSet:
+        with self.reader() as view:
+            return view.edges_by_id(relation_ids)
+
+    def chunk_entities(self, chunk_ids: np.ndarray) -> Pairs:
+        with self.reader() as view:
+            return view.chunk_entities(chunk_ids)
+
+    def entity_chunks(self, entity_ids: np.ndarray) -> Pairs:
+        with self.reader() as view:
+            return view.entity_chunks(entity_ids)
+
+    def mention_counts(self, entity_ids: np.ndarray) -> np.ndarray:
+        with self.reader() as view:
+            return view.mention_counts(entity_ids)
+
+    def degrees(self, entity_ids: np.ndarray) -> np.ndarray:
+        with self.reader() as view:
+            return view.degrees(entity_ids)
+
+    def chunk_relations(self, chunk_ids: np.ndarray, edge_filter: EdgeFilter) -> tuple[Pairs, EdgeSet]:
+        with self.reader() as view:
+            return view.chunk_relations(chunk_ids, edge_filter)
+
+    def relation_chunks(self, relation_ids: np.ndarray) -> Pairs:
+        with self.reader() as view:
+            return view.relation_chunks(relation_ids)
+
+    def entities(self, ids: np.ndarray) -> list[Entity | None]:
+        with self.reader() as view:
+            return view.entities(ids)
+
+    def relations(self, ids: np.ndarray) -> list[Relation | None]:
+        with self.reader() as view:
+            return view.relations(ids)
+
+    def chunks(self, ids: np.ndarray) -> list[Chunk | None]:
+        with self.reader() as view:
+            return view.chunks(ids)
+
+    def chunk_handles(self, chunk_ids: Sequence[str]) -> dict[str, int]:
+        with self.reader() as view:
+            return view.chunk_handles(chunk_ids)
 
     def iter_chunks(self) -> Iterator[tuple[int, Chunk]]:
-        """Every chunk with its handle (a full scan: for evaluation and maintenance, never on the query path)."""
-        ...
+        with self.reader() as view:
+            yield from view.iter_chunks()
 
+    def list_communities(self, level: int | None = None) -> list[Any]:
+        with self.reader() as view:
+            return view.list_communities(level)
 
-class GraphStore(Protocol):
-    """A place an index lives: saved and loaded whole, edited document by document, and queried.
+    def community_records(self, ids: Sequence[str]) -> list[Any]:
+        with self.reader() as view:
+            return view.community_records(ids)
 
-    Implemented by :class:`~kg_rag.store.directory.DirectoryStore` and
-    :class:`~kg_rag.store.postgres.PostgresStore`; :mod:`kg_rag.testing` checks both the same way.
-    """
-
-    def exists(self) -> bool: ...
-
-    def writing(self, wait: float | None = None) -> AbstractContextManager[Any]:
-        """Hold the writer lock for a whole read–modify–write (re-entrant; ``save`` inside does not wait)."""
-        ...
-
-    def replace_documents(
-        self, fragment: Any, embeddings: Any, *, report: Any = None, wait: float | None = None
-    ) -> dict:
-        """Add the documents of a :class:`~kg_rag.model.graph.KnowledgeGraph` fragment, replacing stored
-        versions, atomically (see :mod:`kg_rag.store.writes`)."""
-        ...
-
-    def delete_documents(self, doc_ids: Sequence[str], embeddings: Any, *, wait: float | None = None) -> dict:
-        """Remove documents and everything they contributed, atomically."""
-        ...
-
-    def documents(self) -> list[dict[str, Any]]:
-        """The stored documents' records (``id``, ``source``, ``content_hash``, ..., ``chunks``)."""
-        ...
-
-    def stats(self) -> dict[str, Any]: ...
-
-    def save(self, index: Any) -> None:
-        """Replace the stored index with ``index`` (a :class:`~kg_rag.index.build.GraphIndex`)."""
-        ...
-
-    def load(self) -> Any:
-        """The stored index as an editable :class:`~kg_rag.index.build.GraphIndex`."""
-        ...
-
-    def backend(self) -> QueryBackend:
-        """A read-only view for queries."""
-        ...
+    def communities_for(self, entity_ids: np.ndarray, level: int | None = None) -> list[tuple[str, int]]:
+        with self.reader() as view:
+            return view.communities_for(entity_ids, level)

@@ -27,7 +27,7 @@ import shutil
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -40,16 +40,18 @@ from kg_rag.index.snapshot import CompiledGraph, Snapshot
 from kg_rag.index.vectors import VectorTable
 from kg_rag.ingest.report import IngestReport
 from kg_rag.model.graph import KnowledgeGraph
+from kg_rag.model.records import Chunk, chunk_from_record
 from kg_rag.store import files as F
+from kg_rag.store.base import VersionedBackend
+from kg_rag.store.graph_store import GraphStore
 from kg_rag.store.locking import READERS_LOCK, WRITER_LOCK, WriterLock, in_use
 from kg_rag.store.memory import SnapshotBackend
+from kg_rag.store.meta import FORMAT, IndexMeta, check_version
 from kg_rag.store.records import FileRecords
-from kg_rag.store.writes import DocumentWrites
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
-FORMAT = "kg-rag-index"
 SCHEMA_VERSION = 2
 """2: documents.jsonl; entity descriptions and relation descriptions carry their provenance. Schema-1
 indexes load (and are upgraded when saved again)."""
@@ -71,7 +73,7 @@ MAX_GENERATION_AGE = 24 * 3600.0
 """Seconds after which a generation in use by a reader may be removed anyway."""
 
 
-class DirectoryStore(DocumentWrites):
+class DirectoryStore(GraphStore):
     """Stores an index in a local directory (see the module docstring for the layout and guarantees)."""
 
     def __init__(
@@ -152,10 +154,7 @@ class DirectoryStore(DocumentWrites):
                 entity_off, entity_lines = F.write_jsonl(tmp_dir / "entities.jsonl", kg.entity_records(), "key")
                 rel_off, rel_lines = F.write_jsonl(tmp_dir / "relations.jsonl", kg.relation_records(), "id")
                 F.write_jsonl(tmp_dir / "documents.jsonl", kg.document_records())
-                stats = kg.stats()
-                if index.communities is not None:
-                    stats["communities"] = len(index.communities)
-                    stats["stale_communities"] = len(index.communities.stale)
+                meta = IndexMeta.of_index(index, SCHEMA_VERSION).to_dict()
                 compiled = CompiledGraph.from_index(index)
             arrays, lists = compiled.to_arrays()
             for name, array in arrays.items():
@@ -179,14 +178,7 @@ class DirectoryStore(DocumentWrites):
                 if not table.exact:  # large tables: persist the trained inverted-file index too
                     F.write_faiss(tmp_dir / f"{name}.faiss", table.faiss_index())
             files = {p.name: {"sha256": F.sha256(p), "bytes": p.stat().st_size} for p in sorted(tmp_dir.iterdir())}
-            manifest = {
-                "format": FORMAT,
-                "schema_version": SCHEMA_VERSION,
-                "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                "embedding": {"model": index.embedding_model, "dim": index.dim, "type_prefix": index.type_prefix},
-                "stats": stats,
-                "files": files,
-            }
+            manifest = {**meta, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "files": files}
             F.write_json(tmp_dir / "manifest.json", manifest)
             (tmp_dir / READERS_LOCK).touch()
             F.fsync_dir(tmp_dir)
@@ -230,7 +222,7 @@ class DirectoryStore(DocumentWrites):
         pointer = F.read_json(self.pointer)
         if not isinstance(pointer, dict) or pointer.get("format") != FORMAT:
             raise IndexFormatError(self.pointer, "not a kg-rag index pointer file")
-        self._check_version(self.pointer, pointer.get("schema_version"))
+        check_version(self.pointer, pointer.get("schema_version"), SCHEMA_VERSION)
         gen = pointer.get("generation")
         if not isinstance(gen, str) or not gen.startswith("gen-") or "/" in gen or "\\" in gen or ".." in gen:
             raise IndexFormatError(self.pointer, f"invalid generation name {gen!r}")
@@ -239,34 +231,31 @@ class DirectoryStore(DocumentWrites):
             raise IndexFormatError(gen_dir, "generation directory named by the pointer is missing")
         return gen_dir
 
-    @staticmethod
-    def _check_version(path: Path, version: Any) -> None:
-        if not isinstance(version, int) or isinstance(version, bool):
-            raise IndexFormatError(path, f"missing or invalid schema_version {version!r}")
-        if version > SCHEMA_VERSION:
-            raise IndexFormatError(
-                path, f"schema version {version} is newer than this kg-rag supports ({SCHEMA_VERSION}); upgrade kg-rag"
-            )
-        if version < 1:
-            raise IndexFormatError(path, f"unsupported schema version {version}")
-
     def manifest(self, gen_dir: Path | None = None) -> dict[str, Any]:
         gen_dir = gen_dir or self.current_generation()
         path = gen_dir / "manifest.json"
         manifest = F.read_json(path)
         if not isinstance(manifest, dict):
             raise IndexFormatError(path, "manifest is not a JSON object")
-        self._check_version(path, manifest.get("schema_version"))
+        IndexMeta.parse(manifest, path, supported=SCHEMA_VERSION)  # types and ranges, before anything is sized
         files = manifest.get("files")
         if not isinstance(files, dict) or not all(
             isinstance(v, dict) and isinstance(v.get("bytes"), int) and isinstance(v.get("sha256"), str)
             for v in files.values()
         ):
             raise IndexFormatError(path, "manifest has no valid file list")
-        for key, kind in (("stats", dict), ("embedding", dict)):
-            if key in manifest and not isinstance(manifest[key], kind):
-                raise IndexFormatError(path, f"manifest field {key!r} has the wrong type")
         return manifest
+
+    def read_meta(self, gen_dir: Path | None = None) -> IndexMeta:
+        """The current generation's :class:`IndexMeta` (validated; its version is the generation's name)."""
+        gen_dir = gen_dir or self.current_generation()
+        return IndexMeta.parse(
+            self.manifest(gen_dir), gen_dir / "manifest.json", supported=SCHEMA_VERSION, version=gen_dir.name
+        )
+
+    def read_report(self, gen_dir: Path | None = None) -> IngestReport:
+        gen_dir = gen_dir or self.current_generation()
+        return read_report(gen_dir / "ingest_report.json")
 
     def check_files(self, attempts: int = 3) -> None:
         """Check every file of the current generation against its manifest (size; sha256 unless ``verify`` is
@@ -283,6 +272,11 @@ class DirectoryStore(DocumentWrites):
         finally:
             lock.release()
 
+    def check(self) -> IndexMeta:
+        """Every file checked against the manifest (see :meth:`check_files`); returns the metadata."""
+        self.check_files()
+        return self.read_meta()
+
     def _check_file(self, gen_dir: Path, files: dict[str, Any], name: str) -> None:
         path = gen_dir / name
         if name not in files:
@@ -296,25 +290,32 @@ class DirectoryStore(DocumentWrites):
 
     def stats(self) -> dict[str, Any]:
         """Counts recorded with the current generation (no graph is built)."""
-        manifest = self.manifest()
         gen_dir = self.current_generation()
-        stats = dict(manifest.get("stats") or {})
-        report = IngestReport.from_dict(F.read_json(gen_dir / "ingest_report.json"))
-        emb = manifest.get("embedding") or {}
-        stats["skipped"] = dict(sorted(report.skipped.items()))
-        stats["extraction_failures"] = len(report.failures)
-        stats["embedding_model"] = str(emb.get("model", ""))
-        stats["dim"] = int(emb.get("dim", 0) or 0)
-        stats["generation"] = gen_dir.name
-        return stats
+        return self.read_meta(gen_dir).stats(self.read_report(gen_dir))
 
     def load(self) -> GraphIndex:
         """The current generation as an editable index (the NetworkX graph is built)."""
         return self.open().to_index()
 
-    def documents(self) -> list[dict[str, Any]]:
+    def documents(self, ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
         """The current generation's documents (see :meth:`OpenGeneration.documents`)."""
-        return self.open().documents()
+        generation = self.open()
+        try:
+            docs = generation.documents()
+        finally:
+            generation.close()
+        if ids is None:
+            return docs
+        wanted = set(map(str, ids))
+        return [d for d in docs if str(d.get("id")) in wanted]
+
+    def chunks_of(self, doc_ids: Sequence[str]) -> dict[str, list[Chunk]]:
+        """The current generation's chunks of these documents (one pass over the chunk records)."""
+        generation = self.open()
+        try:
+            return generation.chunks_of(doc_ids)
+        finally:
+            generation.close()
 
     def backend(self) -> DirectoryBackend:
         """A read-only query view of the current generation; ``refresh()`` moves it to a newer one."""
@@ -351,8 +352,16 @@ class OpenGeneration:
         self.store = store
         self.path = gen_dir
         self.lock = ReaderLock(gen_dir)  # FileNotFoundError if the generation vanished meanwhile
+        try:
+            self._open(store, gen_dir)
+        except BaseException:
+            self.lock.release()
+            raise
+
+    def _open(self, store: DirectoryStore, gen_dir: Path) -> None:
         manifest = store.manifest(gen_dir)
         self.manifest = manifest
+        self.meta = store.read_meta(gen_dir)
         files = manifest["files"]
         expected = {"chunks.jsonl", "entities.jsonl", "relations.jsonl", "ingest_report.json"}
         expected |= {f"{n}.npy" for n in VECTOR_TABLES} | {f"{n}.ids.json" for n in VECTOR_TABLES}
@@ -368,7 +377,7 @@ class OpenGeneration:
         unexpected = sorted(p.name for p in gen_dir.iterdir() if p.name not in expected | optional | {"manifest.json"})
         if unexpected:
             logger.warning("%s: ignoring files not written by kg-rag: %s", gen_dir, ", ".join(unexpected))
-        self.report = IngestReport.from_dict(_dict(F.read_json(gen_dir / "ingest_report.json"), gen_dir))
+        self.report = read_report(gen_dir / "ingest_report.json")
         self.communities = None
         if "communities.json" in files:
             from kg_rag.communities.model import CommunitySet
@@ -377,13 +386,11 @@ class OpenGeneration:
             data = _dict(F.read_json(gen_dir / "communities.json"), gen_dir / "communities.json")
             try:
                 self.communities = CommunitySet.from_dict(data)
-            except (KeyError, TypeError, ValueError) as exc:
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
                 raise IndexFormatError(gen_dir / "communities.json", f"unreadable communities ({exc})") from exc
-        emb = manifest.get("embedding") or {}
-        self.tables = {name: self._table(name, files, emb.get("dim")) for name in VECTOR_TABLES}
-        self.embedding_model = str(emb.get("model", ""))
-        self.type_prefix = bool(emb.get("type_prefix", True))
-        self.stats = manifest.get("stats") or {}
+        self.tables = {name: self._table(name, files, self.meta.dim) for name in VECTOR_TABLES}
+        self.embedding_model = self.meta.embedding_model
+        self.type_prefix = self.meta.type_prefix
         if all(name in files for name in QUERY_SNAPSHOT_FILES):
             self.compiled, self.records = self._load_snapshot(files)
         else:  # written without a query snapshot: derive it from the records
@@ -460,7 +467,7 @@ class OpenGeneration:
             self.embedding_model,
             self.type_prefix,
             self.path.name,
-            int(self.stats.get("documents", 0) or 0),
+            self.meta.documents,
             communities=self.communities,
         )
         try:
@@ -468,6 +475,30 @@ class OpenGeneration:
         except ValueError as exc:
             raise IndexFormatError(self.path / "compiled.lists.json", str(exc)) from exc
         return snap
+
+    def close(self) -> None:
+        """Release the reader lock (the open descriptors keep working for whoever still reads through them)."""
+        self.lock.release()
+
+    def chunks_of(self, doc_ids: Sequence[str]) -> dict[str, list[Chunk]]:
+        """This generation's chunks of the given documents, in stored order."""
+        wanted = set(doc_ids)
+        out: dict[str, list[Chunk]] = {}
+        if not wanted:
+            return out
+        if self.records is None:
+            chunks = self._graph_index.kg.chunks.values()
+        else:
+            try:
+                chunks = [
+                    chunk_from_record(r) for r in self.records.iter_records("chunks") if r.get("doc_id") in wanted
+                ]
+            except (KeyError, TypeError, ValueError) as exc:
+                raise IndexFormatError(self.path / "chunks.jsonl", f"unreadable records ({exc})") from exc
+        for chunk in chunks:
+            if chunk.doc_id in wanted:
+                out.setdefault(chunk.doc_id, []).append(chunk)
+        return out
 
     def documents(self) -> list[dict[str, Any]]:
         """Document records (``id, source, content_hash, title, metadata, chunks``), the ids ``delete`` takes."""
@@ -537,7 +568,17 @@ def _dict(value: Any, where: Path) -> dict[str, Any]:
     return value
 
 
-class DirectoryBackend:
+def read_report(path: Path) -> IngestReport:
+    """A saved ingest report, checked: a file of the wrong shape is an error naming it."""
+    try:
+        return IngestReport.from_dict(_dict(F.read_json(path), path))
+    except IndexFormatError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise IndexFormatError(path, f"unreadable ingest report ({type(exc).__name__}: {exc})") from exc
+
+
+class DirectoryBackend(VersionedBackend):
     """Serves queries from one generation of a directory index until :meth:`refresh` moves it on.
 
     Each query reads the snapshot current when it starts (``reader()``), so a refresh during a query never
@@ -571,7 +612,7 @@ class DirectoryBackend:
             backend = SnapshotBackend(fresh.snapshot())
             old = self._generation
             self._generation, self._current, self._graph = fresh, backend, None
-        old.lock.release()  # in-flight queries keep reading through their open descriptors
+        old.close()  # in-flight queries keep reading through their open descriptors
         return True
 
     def current(self) -> SnapshotBackend:
@@ -581,11 +622,15 @@ class DirectoryBackend:
     def reader(self) -> Iterator[SnapshotBackend]:
         yield self._current
 
-    def info(self):  # noqa: ANN201 - BackendInfo
+    def info(self) -> Any:
         return self._current.info()
 
     def warm_up(self) -> None:
         self._current.warm_up()
+
+    def close(self) -> None:
+        """Release this backend's reader lock, so clean-up may remove its generation once a newer one exists."""
+        self._generation.close()
 
     def knowledge_graph(self) -> KnowledgeGraph:
         """The editable graph of the generation this backend serves (built once, on first use)."""
@@ -596,11 +641,6 @@ class DirectoryBackend:
 
     def to_index(self) -> GraphIndex:
         return self._generation.to_index()
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return getattr(self._current, name)
 
 
 def save_index(index: GraphIndex, path: str | Path) -> None:

@@ -29,8 +29,12 @@ from kg_rag.store.base import (
     Expansion,
     Hits,
     Pairs,
+    QueryBackend,
     VectorKind,
+    VersionedBackend,
+    count_communities,
 )
+from kg_rag.store.meta import IndexMeta
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +45,7 @@ def _ids(values: Any) -> np.ndarray:
     return np.asarray(values, dtype=I64).reshape(-1)
 
 
-class SnapshotBackend:
+class SnapshotBackend(QueryBackend):
     """Serves queries from one snapshot; immutable, so every view is the backend itself."""
 
     def __copy__(self) -> Any:  # a backend is a handle on shared, read-only data: copies share it
@@ -59,11 +63,7 @@ class SnapshotBackend:
         self._edge_fact: np.ndarray | None = None
         self._info: BackendInfo | None = None
 
-    # ------------------------------------------------------------------ protocol
-    @contextmanager
-    def reader(self) -> Iterator[SnapshotBackend]:
-        yield self
-
+    # ------------------------------------------------------------------ lifecycle
     def info(self) -> BackendInfo:
         if self._info is None:
             self._info = self._make_info()
@@ -71,24 +71,23 @@ class SnapshotBackend:
 
     def _make_info(self) -> BackendInfo:
         cg, s = self.cg, self.snapshot
-        types = {cg.type_names[i]: int(n) for i, n in enumerate(cg.type_counts) if n}
-        return BackendInfo(
-            entities=cg.n_nodes,
-            relations=int((~cg.is_synonym).sum()),
+        cs = s.communities
+        meta = IndexMeta(
+            schema_version=0,
+            embedding_model=s.embedding_model,
+            dim=s.dim,
+            type_prefix=s.type_prefix,
             chunks=cg.n_chunks,
             documents=s.documents,
-            dim=s.dim,
-            embedding_model=s.embedding_model,
-            type_prefix=s.type_prefix,
+            entities=cg.n_nodes,
+            relations=int((~cg.is_synonym).sum()),
+            synonym_links=int(cg.is_synonym.sum()),
+            relation_types={cg.type_names[i]: int(n) for i, n in enumerate(cg.type_counts) if n},
+            communities=len(cs) if cs is not None else None,
+            community_levels=tuple(cs.levels) if cs is not None else (),
             version=s.version,
-            relation_types=dict(sorted(types.items(), key=lambda kv: (-kv[1], kv[0]))),
-            extra={
-                "synonym_links": int(cg.is_synonym.sum()),
-                "communities": len(s.communities) if s.communities is not None else 0,
-                "community_levels": s.communities.levels if s.communities is not None else [],
-                **s.extra,
-            },
         )
+        return meta.info(**s.extra)
 
     def warm_up(self) -> None:
         """Build the FAISS indexes now, so the first query is not the slow one."""
@@ -418,18 +417,9 @@ class SnapshotBackend:
         index = self._community_index()
         if not index:
             return []
-        counts: dict[str, int] = {}
         n = self.cg.n_nodes
-        for h in dict.fromkeys(int(i) for i in _ids(entity_ids)):
-            if not 0 <= h < n:
-                continue
-            mine = index.get(self.cg.node_ids[h])
-            if not mine:
-                continue
-            chosen = [cid for lvl, cid in mine if lvl == level] if level is not None else [mine[-1][1]]
-            for cid in chosen:
-                counts[cid] = counts.get(cid, 0) + 1
-        return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        handles = [h for h in dict.fromkeys(int(i) for i in _ids(entity_ids)) if 0 <= h < n]
+        return count_communities((index.get(self.cg.node_ids[h]) or [] for h in handles), level)
 
     def community_records(self, ids: Sequence[str]) -> list[Any]:
         cs = self.snapshot.communities
@@ -454,7 +444,7 @@ class SnapshotBackend:
                 yield row, chunk
 
 
-class LiveBackend:
+class LiveBackend(VersionedBackend):
     """Queries an editable :class:`GraphIndex`; graph edits are picked up by the next query.
 
     ``embeddings`` embeds the text that edits add (unchanged text comes from the index's cache).
@@ -493,14 +483,12 @@ class LiveBackend:
     def reader(self) -> Iterator[SnapshotBackend]:
         yield self.current()
 
-    def info(self) -> BackendInfo:
-        return self.current().info()
-
     def warm_up(self) -> None:
         self.current().warm_up()
 
-    def __getattr__(self, name: str) -> Any:
-        # every other protocol call goes to the current snapshot (callers should prefer reader())
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return getattr(self.current(), name)
+    def knowledge_graph(self) -> Any:
+        """The editable graph itself: edits to it are picked up by the next query."""
+        return self.index.kg
+
+    def to_index(self) -> GraphIndex:
+        return self.index

@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from kg_rag.errors import IndexFormatError
+from kg_rag.index import vectors
 from kg_rag.index.lexical import tokenize
 from kg_rag.model.records import (
     Chunk,
@@ -35,7 +37,19 @@ from kg_rag.model.records import (
     entity_from_record,
     relation_from_record,
 )
-from kg_rag.store.base import BackendInfo, EdgeFilter, EdgeSet, Expansion, Hits, Pairs, VectorKind
+from kg_rag.store.base import (
+    BackendInfo,
+    EdgeFilter,
+    EdgeSet,
+    Expansion,
+    Hits,
+    Pairs,
+    QueryBackend,
+    VectorKind,
+    VersionedBackend,
+)
+from kg_rag.store.meta import IndexMeta
+from kg_rag.store.postgres import rows as R
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +63,10 @@ EXACT_MAX_ROWS = 5000
 PREFETCH_MENTIONS = 64
 """``chunk_entities`` also returns the other chunks of entities mentioned at most this often (one round trip
 instead of two for the chain strategy's next step)."""
+IVF_NPROBE = vectors.IVF_NPROBE
+"""Lists probed per search of a table with an inverted-file index (``KG_RAG_IVF_NPROBE``, as in process)."""
+HALFVEC_MARGIN = 10
+"""Extra candidates a half-precision HNSW search fetches before re-scoring at full precision and cutting to k."""
 HNSW_MIN_EF = 100
 """``hnsw.ef_search`` is ``max(HNSW_MIN_EF, 2 k)`` (capped at 1000): recall ~0.98 at k=10 on MuSiQue."""
 
@@ -128,7 +146,7 @@ ALLOWED = (
 )
 
 
-class PostgresBackend:
+class PostgresBackend(VersionedBackend):
     """Queries an index stored in PostgreSQL (see the module docstring)."""
 
     def __copy__(self) -> Any:  # a backend is a handle on shared, read-only data: copies share it
@@ -144,9 +162,8 @@ class PostgresBackend:
         self._connections: list[Any] = []
         self._lock = threading.Lock()
         self._types: tuple[int, list[str], dict[str, int]] | None = None
-        self._meta: tuple[Any, dict[str, Any]] | None = None
-        self._info: tuple[Any, BackendInfo] | None = None
-        self._seen_version: int | None = None
+        self._meta: tuple[Any, dict[str, Any], IndexMeta, BackendInfo] | None = None
+        self._seen_version: str | None = None
 
     # ------------------------------------------------------------------ connections
     def _connection(self) -> Any:
@@ -160,6 +177,7 @@ class PostgresBackend:
             conn.read_only = True
             with conn.transaction():
                 conn.execute(f"SET hnsw.ef_search = {HNSW_MIN_EF}")  # per session; raised per search when k needs it
+                conn.execute(f"SET ivfflat.probes = {IVF_NPROBE}")  # large tables: an inverted file, as in process
                 # queries here are short and index-driven: compiling them (JIT) costs more than it saves
                 conn.execute("SET jit = off")
                 # a handful of statements, each run many times with small arrays: planning them once (generic
@@ -197,14 +215,7 @@ class PostgresBackend:
                 self._local.conn = None
             raise
 
-    # --------------------------------------------------------------- protocol
-    def info(self) -> BackendInfo:
-        with self.reader() as view:
-            return view.info()
-
-    def warm_up(self) -> None:
-        """Nothing to warm: the server holds the indexes."""
-
+    # --------------------------------------------------------------- lifecycle
     def refresh(self) -> bool:
         """Always current (each query reads the newest committed version); returns whether the data changed
         since the last call."""
@@ -213,10 +224,6 @@ class PostgresBackend:
         self._seen_version = version
         return changed
 
-    @property
-    def generation(self) -> str:
-        return self.info().version
-
     def knowledge_graph(self) -> Any:
         """The whole graph as an editable :class:`~kg_rag.model.graph.KnowledgeGraph` (reads every record)."""
         return self.store.load().kg
@@ -224,29 +231,23 @@ class PostgresBackend:
     def to_index(self) -> Any:
         return self.store.load()
 
-    def meta(self, conn: Any) -> dict[str, Any]:
-        """The index's metadata, read again only when its version changed (one small query otherwise)."""
+    def meta(self, conn: Any) -> tuple[dict[str, Any], IndexMeta, BackendInfo]:
+        """The index's meta rows, validated :class:`IndexMeta` and :class:`BackendInfo`, read again only when
+        the write version changed (one small query otherwise)."""
         row = conn.execute(f"SELECT value FROM {self.schema}.meta WHERE key = 'version'").fetchone()
         version = row[0] if row else None
         cached = self._meta
         if cached is None or cached[0] != version:
             rows = conn.execute(
                 f"SELECT key, value FROM {self.schema}.meta WHERE key IN "
-                "('schema_version', 'embedding', 'stats', 'bm25', 'type_counts', 'version', 'communities')"
+                "('schema_version', 'embedding', 'stats', 'bm25', 'version', 'communities', 'vector_indexes')"
             ).fetchall()
-            cached = (version, dict(rows))
+            data = dict(rows)
+            meta = R.parse_meta(data, self.store.where, self.schema)
+            cached = (version, data, meta, meta.info(backend="postgres"))
             with self._lock:
                 self._meta = cached
-        return cached[1]
-
-    def info_for(self, meta: dict[str, Any], make: Any) -> BackendInfo:
-        """The :class:`BackendInfo` of the metadata version ``meta`` (built once per version)."""
-        key = meta.get("version")
-        cached = self._info
-        if cached is None or cached[0] != key:
-            cached = (key, make())
-            self._info = cached
-        return cached[1]
+        return cached[1], cached[2], cached[3]
 
     def type_names(self, conn: Any, version: int) -> tuple[list[str], dict[str, int]]:
         cached = self._types
@@ -260,52 +261,16 @@ class PostgresBackend:
             self._types = cached
         return cached[1], cached[2]
 
-    def __getattr__(self, name: str) -> Any:
-        """Protocol calls outside ``reader()`` run in a view of their own."""
-        if name.startswith("_") or name not in PostgresView.PROTOCOL:
-            raise AttributeError(name)
 
-        def call(*args: Any, **kwargs: Any) -> Any:
-            with self.reader() as view:
-                return getattr(view, name)(*args, **kwargs)
-
-        return call
-
-
-class PostgresView:
-    """The protocol inside one transaction (what :meth:`PostgresBackend.reader` yields)."""
-
-    PROTOCOL = frozenset(
-        {
-            "search",
-            "similarity",
-            "lexical_search",
-            "lexical_scores",
-            "lookup_entities",
-            "expand",
-            "edges_of",
-            "edges_by_id",
-            "chunk_entities",
-            "entity_chunks",
-            "mention_counts",
-            "degrees",
-            "chunk_relations",
-            "relation_chunks",
-            "entities",
-            "relations",
-            "chunks",
-            "chunk_handles",
-            "iter_chunks",
-        }
-    )
+class PostgresView(QueryBackend):
+    """The query operations inside one transaction (what :meth:`PostgresBackend.reader` yields)."""
 
     def __init__(self, backend: PostgresBackend, conn: Any) -> None:
         self.backend = backend
         self.conn = conn
         self.s = backend.schema
         self.mode = backend.store.search
-        self._info: BackendInfo | None = None
-        self._meta: dict[str, Any] | None = None
+        self._meta: tuple[dict[str, Any], IndexMeta, BackendInfo] | None = None
         self._lexical: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         # per-query caches: a view is one transaction, so what it read once stays true until it ends
         self._records_cache: dict[str, dict[int, Any]] = {"entities": {}, "relations": {}, "chunks": {}}
@@ -315,13 +280,6 @@ class PostgresView:
         """The query vector (set by the first vector search): chunk similarities are prefetched for it."""
         self._chunk_sims: dict[int, float] = {}
         self._keys: dict[str, int | None] = {}
-
-    def reader(self):  # noqa: ANN201 - a view is already consistent
-        @contextmanager
-        def same() -> Iterator[PostgresView]:
-            yield self
-
-        return same()
 
     def _fetch(self, sql: str, params: Any = None) -> list[tuple]:
         """Rows of a query in binary format (numbers are not parsed from text)."""
@@ -333,35 +291,15 @@ class PostgresView:
     def _load_meta(self) -> dict[str, Any]:
         if self._meta is None:
             self._meta = self.backend.meta(self.conn)
-        return self._meta
+        return self._meta[0]
+
+    def index_meta(self) -> IndexMeta:
+        self._load_meta()
+        return self._meta[1]
 
     def info(self) -> BackendInfo:
-        if self._info is None:
-            self._info = self.backend.info_for(self._load_meta(), self._make_info)
-        return self._info
-
-    def _make_info(self) -> BackendInfo:
-        meta = self._load_meta()
-        stats = meta.get("stats") or {}
-        emb = meta.get("embedding") or {}
-        types = dict(sorted((meta.get("type_counts") or {}).items(), key=lambda kv: (-kv[1], kv[0])))
-        return BackendInfo(
-            entities=int(stats.get("entities", 0)),
-            relations=int(stats.get("relations", 0)),
-            chunks=int(stats.get("chunks", 0)),
-            documents=int(stats.get("documents", 0)),
-            dim=int(emb.get("dim", 0) or 0),
-            embedding_model=str(emb.get("model", "")),
-            type_prefix=bool(emb.get("type_prefix", True)),
-            version=f"{self.s}@{int(meta.get('version') or 0)}",
-            relation_types=types,
-            extra={
-                "synonym_links": int(stats.get("synonym_links", 0)),
-                "communities": int((meta.get("communities") or {}).get("count") or 0),
-                "community_levels": [int(x) for x in (meta.get("communities") or {}).get("levels") or []],
-                "backend": "postgres",
-            },
-        )
+        self._load_meta()
+        return self._meta[2]
 
     def _types(self) -> tuple[list[str], dict[str, int]]:
         return self.backend.type_names(self.conn, int(self._load_meta().get("version") or 0))
@@ -375,6 +313,7 @@ class PostgresView:
             return Hits.empty()
         q = _vec(query)
         self._remember(q)
+        fetch = int(k)
         if self._exact(kind):
             # an exact scan: the fenced subquery (OFFSET 0) computes each distance once and keeps the planner
             # from matching the HNSW index expression
@@ -382,17 +321,31 @@ class PostgresView:
                 f"SELECT id, -d FROM (SELECT id, embedding <#> %(q)s AS d FROM {self.s}.{table} OFFSET 0) x "
                 "ORDER BY d, id LIMIT %(k)s"
             )
+        elif self._index_kind(table) == "hnsw-halfvec":
+            # candidates by the half-precision index, a few more than asked, re-scored at full precision below
+            dim = int(q.size)
+            fetch = int(k) + HALFVEC_MARGIN
+            sql = (
+                f"SELECT id, -(embedding <#> %(q)s) FROM {self.s}.{table} "
+                f"ORDER BY embedding::halfvec({dim}) <#> %(q)s::halfvec({dim}), id LIMIT %(k)s"
+            )
+            if 2 * k > HNSW_MIN_EF or fetch > HNSW_MIN_EF:
+                self.conn.execute(f"SET LOCAL hnsw.ef_search = {int(min(1000, max(2 * k, fetch)))}")
         else:
             sql = (
                 f"SELECT id, -(embedding <#> %(q)s) FROM {self.s}.{table} ORDER BY embedding <#> %(q)s, id LIMIT %(k)s"
             )
             if 2 * k > HNSW_MIN_EF:
                 self.conn.execute(f"SET LOCAL hnsw.ef_search = {int(min(1000, 2 * k))}")
-        rows = self.conn.execute(sql, {"q": q, "k": int(k)}).fetchall()
+        rows = self.conn.execute(sql, {"q": q, "k": fetch}).fetchall()
         if not rows:
             return Hits.empty()
         ids = np.fromiter((r[0] for r in rows), dtype=I64, count=len(rows))
         scores = np.fromiter((r[1] for r in rows), dtype=F32, count=len(rows))
+        if fetch > k:  # best first at full precision, ties by handle, as every backend orders them
+            order = np.lexsort((ids, -scores))[:k]
+            ids, scores = ids[order], scores[order]
+            rows = [rows[i] for i in order]
         if kind == "chunks":  # the same expression as similarity(): the candidates' relevance needs no refetch
             self._chunk_sims.update((r[0], float(r[1])) for r in rows)
         if min_score is not None:
@@ -400,11 +353,15 @@ class PostgresView:
             ids, scores = ids[keep], scores[keep]
         return Hits(ids, scores)
 
+    def _index_kind(self, table: str) -> str:
+        """The kind of the table's vector index, as the last whole save recorded it (``hnsw`` before)."""
+        kinds = self._load_meta().get("vector_indexes")
+        return str(kinds.get(table, "hnsw")) if isinstance(kinds, dict) else "hnsw"
+
     def _exact(self, kind: VectorKind) -> bool:
         if self.mode != "auto":
             return self.mode == "exact"
-        stats = self._load_meta().get("stats") or {}
-        return int(stats.get(_COUNTS[kind], 0)) <= EXACT_MAX_ROWS
+        return int(getattr(self.index_meta(), _COUNTS[kind])) <= EXACT_MAX_ROWS
 
     def _remember(self, q: np.ndarray) -> None:
         if self._query is None or not np.array_equal(self._query, q):
@@ -749,7 +706,7 @@ class PostgresView:
     # ------------------------------------------------------------------ communities
     def communities_for(self, entity_ids: np.ndarray, level: int | None = None) -> list[tuple[str, int]]:
         ids = sorted(set(_ids(entity_ids)))
-        if not ids or not (self._load_meta().get("communities") or {}).get("count"):
+        if not ids or not self.index_meta().communities:
             return []
         if level is None:  # each entity's finest community
             rows = self.conn.execute(
@@ -777,7 +734,7 @@ class PostgresView:
         if not wanted:
             return []
         rows = self.conn.execute(f"SELECT id, record FROM {self.s}.communities WHERE id = ANY(%s)", (wanted,))
-        found = {i: Community.from_record(r) for i, r in rows.fetchall()}
+        found = {i: self._community(Community, r) for i, r in rows.fetchall()}
         return [found.get(i) for i in wanted]
 
     def list_communities(self, level: int | None = None) -> list[Any]:
@@ -789,7 +746,16 @@ class PostgresView:
             rows = self.conn.execute(
                 f"SELECT record FROM {self.s}.communities WHERE level = %s ORDER BY id", (int(level),)
             )
-        return [Community.from_record(r[0]) for r in rows.fetchall()]
+        return [self._community(Community, r[0]) for r in rows.fetchall()]
+
+    def _community(self, kind: Any, record: Any) -> Any:
+        """A community from its stored record; a record of the wrong shape is one error naming the table."""
+        try:
+            return kind.from_record(record)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise IndexFormatError(
+                f"{self.backend.store}#{self.s}.communities", f"unreadable community ({exc})"
+            ) from exc
 
     def chunk_handles(self, chunk_ids: Sequence[str]) -> dict[str, int]:
         ids = [str(c) for c in chunk_ids]

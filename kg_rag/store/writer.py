@@ -1,0 +1,229 @@
+"""The one write path: :class:`IndexWriter` adds, replaces and deletes documents, re-types relations, refreshes
+communities and saves whole indexes, under the store's writer lock. The CLI, the stores' own
+``replace_documents``/``delete_documents`` and :mod:`kg_rag.ingest.pipeline` all go through it.
+
+Each write is atomic: one new generation in a directory, one transaction in PostgreSQL (where adding, replacing
+or deleting a document touches only the rows it contributes). Used as a context manager, a writer holds the
+lock across several steps — reading what is stored, planning, extracting with an LLM, writing — so nothing
+another writer commits in between is lost::
+
+    with IndexWriter(open_store(location), embeddings) as writer:
+        doomed = writer.removals(keep=new_ids)      # what a re-index of exactly these documents would delete
+        changes = writer.index_documents(docs, extractor=extractor, sync=True)
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import ExitStack
+from typing import Any
+
+from kg_rag.errors import IndexNotFoundError
+from kg_rag.ingest.report import IngestReport
+from kg_rag.model.graph import KnowledgeGraph
+from kg_rag.store.graph_store import GraphChange, GraphStore, refreshed
+from kg_rag.store.meta import IndexMeta
+
+logger = logging.getLogger(__name__)
+
+
+class IndexWriter:
+    """Writes to one store (see the module docstring). ``embeddings`` embeds new text; it must be the index's
+    model for row-level writes (with another one every vector is recomputed, as a rebuild does)."""
+
+    def __init__(self, store: GraphStore, embeddings: Any = None, *, wait: float | None = None, progress: bool = False):
+        if not isinstance(store, GraphStore):
+            raise ValueError(f"store must be a kg_rag GraphStore, got {type(store).__name__}")
+        self.store = store
+        self.embeddings = embeddings
+        self.wait = wait
+        self.progress = progress
+        self._stack: ExitStack | None = None
+
+    def __repr__(self) -> str:
+        return f"IndexWriter({self.store!r})"
+
+    # ------------------------------------------------------------------ the lock
+    def __enter__(self) -> IndexWriter:
+        stack = ExitStack()
+        stack.enter_context(self.store.writing(self.wait))
+        self._stack = stack
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            stack.close()
+
+    def _locked(self) -> Any:
+        return self.store.writing(self.wait)  # re-entrant: free when the writer already holds it
+
+    def _embeddings(self) -> Any:
+        if self.embeddings is None:
+            raise ValueError("this write embeds new text: give IndexWriter the index's embeddings")
+        return self.embeddings
+
+    # ------------------------------------------------------------------ what is stored
+    def exists(self) -> bool:
+        return self.store.exists()
+
+    def meta(self) -> IndexMeta | None:
+        """The stored index's metadata, validated; ``None`` when there is no index yet."""
+        try:
+            return self.store.read_meta()
+        except IndexNotFoundError:
+            return None
+
+    def documents(self, ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """The stored documents' records, or those of ``ids`` (``[]`` when there is no index yet)."""
+        return self.store.documents(ids) if self.store.exists() else []
+
+    def removals(self, keep: Iterable[str]) -> list[str]:
+        """The stored documents a re-index holding exactly ``keep`` would delete (sorted), so a caller can refuse
+        before anything is extracted or written."""
+        wanted = set(map(str, keep))
+        return sorted(str(d["id"]) for d in self.documents() if str(d["id"]) not in wanted)
+
+    # ------------------------------------------------------------------ writes
+    def save(self, index: Any) -> str:
+        """Replace the stored index with ``index`` (a rebuild, a copy); returns the new version."""
+        with self._locked():
+            return self.store.save(index)
+
+    def apply(
+        self, change: GraphChange, *, type_prefix: bool | None = None, synonym_threshold: float | None = None
+    ) -> dict[str, int]:
+        """Apply one :class:`GraphChange` atomically; returns what was removed, by kind."""
+        if not change and synonym_threshold is None:
+            return {"chunks": 0, "relations": 0, "entities": 0, "descriptions": 0}
+        with self._locked():
+            return self.store.apply(
+                change,
+                self._embeddings(),
+                type_prefix=type_prefix,
+                synonym_threshold=synonym_threshold,
+                progress=self.progress,
+            )
+
+    def replace_documents(self, fragment: KnowledgeGraph, *, report: IngestReport | None = None) -> dict[str, int]:
+        """Add the documents of ``fragment``; each one already stored is replaced (what its old version said
+        and the new one does not is forgotten). Returns what was removed, by kind."""
+        return self.apply(GraphChange(report=report).replace(fragment))
+
+    def delete_documents(self, doc_ids: Sequence[str]) -> dict[str, int]:
+        """Remove documents and everything they contributed (communities included: changed ones lose their
+        report); no older version keeps the text. Unknown ids raise ``KeyError`` naming them, before anything
+        changes."""
+        ids = list(dict.fromkeys(str(d) for d in doc_ids))
+        with self._locked():
+            known = {str(d["id"]) for d in self.documents(ids)}
+            missing = [d for d in ids if d not in known]
+            if missing:
+                shown = ", ".join(map(repr, missing[:5])) + (" ..." if len(missing) > 5 else "")
+                raise KeyError(f"no document {shown} in {self.store}")
+            return self.apply(GraphChange(forget=True).remove(ids))
+
+    def edit(self, fn: Callable[[Any], Any], *, synonym_threshold: float | None = None) -> Any:
+        """A change of the whole graph (re-typing, an OpenIE import that re-types the corpus): load the index,
+        let ``fn(index)`` edit ``index.kg`` in place, re-embed only what changed, carry the communities over
+        (changed ones stale), save once. Returns what ``fn`` returned."""
+        with self._locked():
+            index = self.store.load()
+            result = fn(index)
+            self.store.save(
+                refreshed(index, self._embeddings(), synonym_threshold=synonym_threshold, progress=self.progress)
+            )
+            return result
+
+    def retype(self, typer: Any) -> dict[str, Any]:
+        """Re-derive relation types (and ids) from the stored predicates; only changed texts are re-embedded.
+        Returns ``retyped``/``merged`` counts, ``embedded`` texts and the graph's stats before and after."""
+        with self._locked():
+            index = self.store.load()
+            before = index.kg.stats()
+            counts = index.kg.retype(typer)
+            cache = index.cache()
+            fresh = refreshed(index, self._embeddings(), progress=self.progress)
+            self.store.save(fresh)
+        return {
+            **counts,
+            "embedded": len(fresh.cache().keys() - cache.keys()),
+            "before": before,
+            "after": fresh.kg.stats(),
+        }
+
+    def refresh_communities(
+        self, *, rebuild: bool = False, reporter: Any = None, max_cluster_size: int | None = None
+    ) -> tuple[Any, Any, Any]:
+        """Detect communities and write the reports that are missing or stale (all of them with ``rebuild``);
+        stores them only when something changed. Returns ``(communities, stats, graph)``."""
+        from kg_rag.communities import refresh_communities
+
+        with self._locked():
+            index = self.store.load()
+            previous = index.communities
+            communities, stats = refresh_communities(
+                index.kg, None if rebuild else previous, reporter=reporter, max_cluster_size=max_cluster_size
+            )
+            if previous is None or communities.to_dict() != previous.to_dict():
+                self.store.write_communities(communities)
+        return communities, stats, index.kg
+
+    # ------------------------------------------------------------------ documents (the ingest pipeline)
+    def plan_documents(self, documents: Sequence[Any], *, extract: bool, **settings: Any) -> Any:
+        """Which documents are new, changed or unchanged against what is stored, and what to extract
+        (:func:`kg_rag.ingest.pipeline.plan_documents`; ``settings``: chunk_size, chunk_overlap, sync, schema_key)."""
+        from kg_rag.ingest.pipeline import plan_documents
+
+        with self._locked():
+            return plan_documents(self.store, documents, self.store_report(), extract=extract, **settings)
+
+    def store_report(self) -> IngestReport:
+        return self.store.read_report() if self.store.exists() else IngestReport()
+
+    def commit(
+        self,
+        plan: Any,
+        run: Any = None,
+        extractor: Any = None,
+        *,
+        type_prefix: bool | None = None,
+        synonym_threshold: float | None = None,
+    ) -> Any:
+        """Write a plan and its extraction run (``None`` when not extracting) in one atomic change; returns the
+        :class:`~kg_rag.ingest.pipeline.DocumentChanges`."""
+        from kg_rag.ingest.pipeline import document_change
+
+        changes, change = document_change(plan, run, extractor)
+        with self._locked():
+            self.apply(change, type_prefix=type_prefix, synonym_threshold=synonym_threshold)
+        return changes
+
+    def index_documents(
+        self,
+        documents: Sequence[Any],
+        *,
+        extractor: Any = None,
+        chunk_size: int = 512,
+        chunk_overlap: int = 24,
+        sync: bool = False,
+        config: Any = None,
+        type_prefix: bool | None = None,
+        synonym_threshold: float | None = None,
+    ) -> Any:
+        """Index LangChain ``documents`` into the store by the rules of :mod:`kg_rag.ingest.pipeline` (unchanged
+        documents cost nothing, a failing LLM never shrinks the graph, ``sync`` removes the others)."""
+        with self._locked():
+            from kg_rag.ingest.pipeline import schema_key_of
+
+            plan = self.plan_documents(
+                documents,
+                extract=extractor is not None,
+                chunk_size=chunk_size,
+                chunk_overlap=chunk_overlap,
+                sync=sync,
+                schema_key=schema_key_of(extractor),
+            )
+            run = extractor.extract(plan.to_extract, progress=self.progress, config=config) if extractor else None
+            return self.commit(plan, run, extractor, type_prefix=type_prefix, synonym_threshold=synonym_threshold)

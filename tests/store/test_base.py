@@ -1,0 +1,191 @@
+"""The backend base class: every backend is a ``QueryBackend``; a new backend needs only the primitives (the
+derived operations have defaults that agree with the built-in, faster versions); the lifecycle is explicit."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from kg_rag.index.snapshot import Snapshot
+from kg_rag.store.base import EdgeFilter, QueryBackend, VersionedBackend
+from kg_rag.store.memory import LiveBackend, SnapshotBackend
+from kg_rag.testing.compliance import reference_index
+
+PRIMITIVES = {
+    "info",
+    "search",
+    "similarity",
+    "lexical_search",
+    "lexical_scores",
+    "lookup_entities",
+    "expand",
+    "edges_of",
+    "chunk_entities",
+    "entity_chunks",
+    "chunk_relations",
+    "relation_chunks",
+    "entities",
+    "relations",
+    "chunks",
+    "iter_chunks",
+}
+
+
+class PrimitivesOnly(QueryBackend):
+    """A third backend as a newcomer would start it: the primitives only (delegated to a snapshot here)."""
+
+    def __init__(self, inner: SnapshotBackend) -> None:
+        self.inner = inner
+
+    def info(self):
+        return self.inner.info()
+
+    def search(self, kind, query, k, min_score=None):
+        return self.inner.search(kind, query, k, min_score)
+
+    def similarity(self, kind, query, ids):
+        return self.inner.similarity(kind, query, ids)
+
+    def lexical_search(self, text, k):
+        return self.inner.lexical_search(text, k)
+
+    def lexical_scores(self, text, chunk_ids):
+        return self.inner.lexical_scores(text, chunk_ids)
+
+    def lookup_entities(self, keys):
+        return self.inner.lookup_entities(keys)
+
+    def expand(self, seeds, max_hops, edge_filter, **kwargs):
+        return self.inner.expand(seeds, max_hops, edge_filter, **kwargs)
+
+    def edges_of(self, entity_ids, edge_filter, *, among=False):
+        return self.inner.edges_of(entity_ids, edge_filter, among=among)
+
+    def chunk_entities(self, chunk_ids):
+        return self.inner.chunk_entities(chunk_ids)
+
+    def entity_chunks(self, entity_ids):
+        return self.inner.entity_chunks(entity_ids)
+
+    def chunk_relations(self, chunk_ids, edge_filter):
+        return self.inner.chunk_relations(chunk_ids, edge_filter)
+
+    def relation_chunks(self, relation_ids):
+        return self.inner.relation_chunks(relation_ids)
+
+    def entities(self, ids):
+        return self.inner.entities(ids)
+
+    def relations(self, ids):
+        return self.inner.relations(ids)
+
+    def chunks(self, ids):
+        return self.inner.chunks(ids)
+
+    def iter_chunks(self) -> Iterator:
+        return self.inner.iter_chunks()
+
+    def list_communities(self, level=None):
+        return self.inner.list_communities(level)
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    from kg_rag.testing.embeddings import BagOfWordsEmbeddings
+
+    return reference_index(BagOfWordsEmbeddings())
+
+
+def test_the_primitives_are_the_abstract_core():
+    assert QueryBackend.__abstractmethods__ == frozenset(PRIMITIVES)
+    with pytest.raises(TypeError, match="abstract"):
+        QueryBackend()  # type: ignore[abstract]
+
+
+def test_derived_operations_from_the_primitives_agree_with_the_fast_ones(reference):
+    fast = SnapshotBackend(Snapshot.from_index(reference))
+    slow = PrimitivesOnly(fast)
+    keys = [e.key for e in reference.kg.entities()]
+    handles = np.asarray(list(fast.lookup_entities(keys).values()) + [-1, 10**6], np.int64)
+    assert np.array_equal(slow.mention_counts(handles), fast.mention_counts(handles))
+    assert np.array_equal(slow.degrees(handles), fast.degrees(handles))
+    chunk_ids = sorted(reference.kg.chunks) + ["no such chunk"]
+    assert slow.chunk_handles(chunk_ids) == fast.chunk_handles(chunk_ids)
+    edges = fast.edges_of(handles[:-2], EdgeFilter.build())
+    a, b = slow.edges_by_id(edges.ids), fast.edges_by_id(edges.ids)
+    assert a.ids.tolist() == b.ids.tolist() and a.src.tolist() == b.src.tolist() and a.dst.tolist() == b.dst.tolist()
+    assert [a.type_of(i) for i in range(len(a))] == [b.type_of(i) for i in range(len(b))]
+    assert np.allclose(a.weight, b.weight) and a.synonym.tolist() == b.synonym.tolist()
+    for level in (None, 0, 1, 7):
+        for some in (handles, handles[:3]):
+            assert slow.communities_for(some, level) == fast.communities_for(some, level)
+    ids = [c.id for c in reference.communities][:4] + ["nope"]
+    assert [c and c.id for c in slow.community_records(ids)] == [c and c.id for c in fast.community_records(ids)]
+
+
+def test_the_lifecycle_is_explicit_with_defaults(reference):
+    backend = PrimitivesOnly(SnapshotBackend(Snapshot.from_index(reference)))
+    with backend.reader() as view:
+        assert view is backend  # an immutable backend is its own view
+    assert backend.refresh() is False and backend.generation == backend.info().version
+    backend.warm_up()
+    backend.close()
+    with pytest.raises(ValueError, match="does not hold an editable graph"):
+        backend.knowledge_graph()
+
+
+def test_in_process_backends_are_query_backends_without_forwarding(reference, bow_embeddings):
+    live = LiveBackend(reference, bow_embeddings)
+    assert isinstance(live, VersionedBackend) and isinstance(live, QueryBackend)
+    with live.reader() as view:
+        assert isinstance(view, SnapshotBackend)
+    assert live.knowledge_graph() is reference.kg
+    for cls in (LiveBackend, SnapshotBackend, VersionedBackend):
+        assert "__getattr__" not in vars(cls)
+
+
+def test_store_backends_are_query_backends(tmp_path, reference, pg_schema_uri):
+    from kg_rag.store import DirectoryStore
+    from kg_rag.store.directory import DirectoryBackend
+    from kg_rag.store.postgres import PostgresStore
+    from kg_rag.store.postgres.backend import PostgresBackend, PostgresView
+
+    for store in (DirectoryStore(tmp_path / "idx"), PostgresStore(pg_schema_uri)):
+        store.save(reference)
+        backend = store.backend()
+        try:
+            assert isinstance(backend, (DirectoryBackend, PostgresBackend)) and isinstance(backend, VersionedBackend)
+            with backend.reader() as view:
+                assert isinstance(view, QueryBackend)
+                assert isinstance(view, (SnapshotBackend, PostgresView))
+            assert backend.generation == store.stats()["generation"]
+        finally:
+            backend.close()
+    for cls in (DirectoryBackend, PostgresBackend, PostgresView):
+        assert "__getattr__" not in vars(cls)
+
+
+def test_the_engine_takes_only_query_backends(bow_embeddings):
+    from kg_rag.query.engine import QueryEngine
+
+    with pytest.raises(ValueError, match="QueryBackend"):
+        QueryEngine(object(), bow_embeddings)
+
+
+def test_versioned_backends_delegate_every_query_operation():
+    delegated = {
+        name
+        for name, member in vars(VersionedBackend).items()
+        if inspect.isfunction(member) and not name.startswith("_")
+    }
+    operations = {
+        name
+        for name, member in vars(QueryBackend).items()
+        if inspect.isfunction(member)
+        and not name.startswith("_")
+        and name not in {"reader", "refresh", "warm_up", "close", "knowledge_graph", "to_index"}
+    }
+    assert operations <= delegated, operations - delegated
