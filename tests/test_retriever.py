@@ -373,10 +373,11 @@ def test_a_documents_content_lists_the_paths_reaching_it_and_not_its_steps_again
     """Each document shows the paths that reach it, then its text: a step of a listed path is not restated as a
     line of its own (the tool used to restate each passage's relations above it)."""
     from kg_rag.context import render_edge, render_path
+    from kg_rag.langchain.documents import to_documents
 
     r = EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings, k=3)
     result = r.retrieve("Who does Lars Eriksen ultimately report to?")
-    docs = r.to_documents(result)
+    docs = to_documents(result, r.include_edges)
     long_paths = [pa for pa in result.paths if len(pa.steps) > 1]
     assert long_paths, "the question should give a multi-step path"
     checked = 0

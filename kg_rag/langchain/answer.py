@@ -26,6 +26,7 @@ from typing_extensions import NotRequired, TypedDict  # pydantic needs it for th
 
 from kg_rag.context.fence import fenced
 from kg_rag.errors import KGRagError
+from kg_rag.langchain.documents import to_documents
 from kg_rag.langchain.retriever import RETRIEVAL_SETTINGS
 from kg_rag.query.history import content_text
 
@@ -262,7 +263,7 @@ def answer_from_result(
     """What the answer graph's answer node gives, for a retrieval already made (``retriever.retrieve(...)``):
     ``answer``, ``reasoning``, ``citations`` and the ``documents`` the context showed. One retrieval, not two,
     for callers that also need the full result (``kg-rag query --json``)."""
-    docs = _shown_documents(retriever.to_documents(result), result)
+    docs = _shown_documents(to_documents(result, retriever.include_edges), result)
     messages = build_messages(question, result.context, numeric_only=numeric_only, chain_of_thought=chain_of_thought)
     try:
         output = _answer_model(llm, chain_of_thought).invoke(messages, {"run_name": "kg-rag answer"})
@@ -315,7 +316,7 @@ def build_answer_graph(
         from kg_rag.context import render_path
 
         include = call.get("include_edges", ((config or {}).get("configurable") or {}).get("include_edges"))
-        docs = _shown_documents(retriever.to_documents(result, include), result)
+        docs = _shown_documents(to_documents(result, include), result)
         formatted = getattr(result, "formatted", None)
         shown = result.paths if formatted is None else [result.paths[i] for i in formatted.paths]
         paths = [render_path(result.names, p) for p in shown]

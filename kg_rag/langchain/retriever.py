@@ -34,7 +34,7 @@ from kg_rag.index.embeddings import model_id
 from kg_rag.langchain.documents import compressor_reranker, to_documents
 from kg_rag.model.graph import KnowledgeGraph
 from kg_rag.query.engine import QueryEngine, settings_from
-from kg_rag.query.params import SETTING_NAMES, QueryParams, get_preset
+from kg_rag.query.params import SETTING_NAMES, QueryParams, build_params
 from kg_rag.query.types import RetrievalResult
 from kg_rag.store.memory import LiveBackend
 
@@ -56,8 +56,8 @@ class EntityBasedKGRAG(BaseRetriever):
     Build it with :meth:`from_index` (a directory written by ``kg-rag index``, or a ``postgresql://`` URI),
     :meth:`from_graph` (a :class:`KnowledgeGraph` you built in code), or from a :class:`GraphIndex` (``index=``)
     or any :class:`~kg_rag.store.base.QueryBackend` (``backend=``). ``index``, ``backend`` and ``embeddings`` are
-    fixed once built; ``params`` (``preset=`` names one), ``k`` (over ``params.top_k_chunks``) and
-    ``include_edges`` apply to every later call.
+    fixed once built; ``params`` (``preset=`` names one; flat settings such as ``max_hops=1`` or ``filter={...}``
+    change it), ``k`` (over ``params.top_k_chunks``) and ``include_edges`` apply to every later call.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, validate_assignment=True)
@@ -82,16 +82,17 @@ class EntityBasedKGRAG(BaseRetriever):
 
     @model_validator(mode="before")
     @classmethod
-    def _preset_is_params(cls, data: Any) -> Any:
-        """``preset="seed003"`` is a way to give ``params`` (not a setting of its own)."""
-        if isinstance(data, dict) and "preset" in data:
-            data = dict(data)
-            preset = data.pop("preset")
-            if preset is not None:
-                if data.get("params") is not None:
-                    raise ValueError("give params= or preset=, not both")
-                data["params"] = get_preset(preset)
-        return data
+    def _settings_are_params(cls, data: Any) -> Any:
+        """``preset="seed003"`` and flat settings (``max_hops=1``, ``filter={...}``) are ways to give ``params``; an
+        unknown argument is an error (it would otherwise be ignored)."""
+        extra = [k for k in data if k not in cls.model_fields] if isinstance(data, dict) else []
+        if not extra:
+            return data
+        settings = {k: data[k] for k in extra}
+        return {
+            **{k: v for k, v in data.items() if k not in settings},
+            "params": build_params(data.get("params"), **settings),
+        }
 
     def model_post_init(self, __context: Any) -> None:
         if self.index is not None and not isinstance(self.index, GraphIndex):
@@ -152,13 +153,16 @@ class EntityBasedKGRAG(BaseRetriever):
         """The :class:`QueryParams` of a call with these settings: the fields, then ``config["configurable"]``,
         then keyword arguments. Raises ``ValueError`` for an unknown or invalid setting, so callers (tools,
         graphs) can check settings before a run."""
-        return self._call(config, settings)[0]
+        return self._engine_call(config, settings)[0]["params"]
 
-    def _call(self, config: RunnableConfig | None, settings: dict[str, Any]) -> tuple[QueryParams, Any, bool]:
+    def _engine_call(self, config: RunnableConfig | None, settings: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+        """The engine's keyword arguments for a call (settings: the fields, then ``configurable``, then keyword
+        arguments), and whether its Documents carry their edges."""
         merged = {**configured_settings(config), **settings}
         history, include = merged.pop("history", None), merged.pop("include_edges", self.include_edges)
         base = self.params if self.k is None else self.params.replace(k=self.k)
-        return base.replace(**merged), history, include
+        rerank = compressor_reranker(self.compressor)
+        return {"history": history, "params": base.replace(**merged), "reranker": rerank}, include
 
     # ----------------------------------------------------------- full results
     def retrieve(self, query: str, *, config: RunnableConfig | None = None, **settings: Any) -> RetrievalResult:
@@ -199,23 +203,17 @@ class EntityBasedKGRAG(BaseRetriever):
         }
 
     def _retrieve(self, query: str, config: RunnableConfig | None, settings: dict) -> tuple[RetrievalResult, bool]:
-        params, history, include = self._call(config, settings)
-        rerank = compressor_reranker(self.compressor)
-        return self._engine.retrieve(query, history=history, params=params, reranker=rerank), include
+        arguments, include = self._engine_call(config, settings)
+        return self._engine.retrieve(query, **arguments), include
 
     async def _aretrieve(self, query: str, config: RunnableConfig | None, settings: dict) -> tuple[Any, bool]:
-        params, history, include = self._call(config, settings)
-        rerank = compressor_reranker(self.compressor)
-        return await self._engine.aretrieve(query, history=history, params=params, reranker=rerank), include
+        arguments, include = self._engine_call(config, settings)
+        return await self._engine.aretrieve(query, **arguments), include
 
     def format_context(self, query: str, config: RunnableConfig | None = None, **settings: Any) -> str:
         """Just the token-budgeted context string for ``query`` (unfenced). ``config`` applies as for
         :meth:`invoke`, so ``RunnableLambda(retriever.format_context)`` honours ``configurable`` settings."""
         return self.retrieve(query, config=config, **settings).context
-
-    def to_documents(self, result: RetrievalResult, include_edges: bool | None = None) -> list[Document]:
-        """A result's chunks as Documents (:func:`kg_rag.langchain.documents.to_documents`)."""
-        return to_documents(result, self.include_edges if include_edges is None else include_edges)
 
     # ----------------------------------------------------------- Runnable / BaseRetriever
     def invoke(self, input: str, config: RunnableConfig | None = None, **kwargs: Any) -> list[Document]:

@@ -24,6 +24,7 @@ from typing import Any, ClassVar, Literal
 
 from kg_rag.query.strategies import Chain, Frequency, Strategy, make_strategy
 from kg_rag.query.strategies.base import check_number
+from kg_rag.store.scope import DocumentFilter
 
 Direction = Literal["out", "in", "both"]
 
@@ -123,6 +124,10 @@ class WalkSettings(_Settings):
     """Traverse ``SYNONYM_OF`` links added by entity resolution."""
     max_frontier: int = 2000
     """Most new nodes kept per hop of an expansion (best path score first); bounds work around hub entities."""
+    filter: DocumentFilter | None = None
+    """Only these documents: ``{"doc_id": [...]}`` and/or metadata equality (``{"source": "a.md"}``, a list for
+    any of, ``$eq``/``$in``), as LangChain vector stores take ``filter``. Chunks, seeds, walks, rows and paths
+    all come from the matching documents; community reports (which summarise every document) are not shown."""
 
     _INTS: ClassVar[dict[str, int]] = {"max_hops": 0, "max_frontier": 1}
     _BOOLS: ClassVar[tuple[str, ...]] = ("use_synonyms",)
@@ -132,6 +137,11 @@ class WalkSettings(_Settings):
         out = []
         if self.direction not in ("out", "in", "both"):
             out.append(f"direction must be 'out', 'in' or 'both', got {self.direction!r}")
+        try:
+            object.__setattr__(self, "filter", DocumentFilter.parse(self.filter))
+        except ValueError as exc:
+            out.append(str(exc))
+            object.__setattr__(self, "filter", None)
         if self.edge_types is not None:
             names, problem = _name_tuple("edge_types", self.edge_types)
             if problem:
@@ -318,6 +328,8 @@ class QueryParams:
         """Every setting by flat name (the strategy as ``{"name": ..., **knobs}``)."""
         out = {f.name: getattr(getattr(self, g), f.name) for g, cls in GROUPS.items() for f in _fields(cls)}
         out["strategy"] = self.select.strategy.to_dict()
+        if out["filter"] is not None:
+            out["filter"] = out["filter"].to_dict()
         return out
 
 
@@ -402,6 +414,15 @@ PRESETS: dict[str, QueryParams] = {
     # The recommended default: measured by the evaluation harness (see evaluation/).
     "default": QueryParams(),
 }
+
+
+def build_params(params: QueryParams | None = None, preset: str | None = None, **settings: Any) -> QueryParams:
+    """``params`` (or the ``preset`` named) with flat settings applied; unknown names raise ``ValueError``."""
+    if preset is not None:
+        if params is not None:
+            raise ValueError("give params= or preset=, not both")
+        params = get_preset(preset)
+    return (params or QueryParams()).replace(**settings)
 
 
 def get_preset(name: str) -> QueryParams:

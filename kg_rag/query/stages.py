@@ -31,6 +31,7 @@ from kg_rag.query.strategies.base import rank_top
 from kg_rag.query.types import RetrievalResult, ScoredChunk, StageRun
 from kg_rag.query.workspace import Workspace
 from kg_rag.store.base import BackendInfo, EdgeFilter, Expansion, QueryBackend
+from kg_rag.store.scope import ScopedView
 
 I64 = np.int64
 Reranker = Callable[[str, list[ScoredChunk]], list[str]]
@@ -82,7 +83,12 @@ class QueryState:
 def run_filters(s: QueryState) -> None:
     """Resolve the filters' entity names, warn about names and types the index does not have, build the
     workspace."""
-    p, view, info = s.params, s.view, s.info
+    p, info = s.params, s.info
+    if p.walk.filter is not None:  # every later stage reads the graph through the scoped view
+        s.view = ScopedView(s.view, p.walk.filter)
+        if s.view.chunk_ids.size == 0:
+            s.warnings.append(f"filter {p.walk.filter}: no chunk of the index matches it")
+    view = s.view
     s.edge_filter, excluded = edge_filter_for(view, p)
     for label, names in (("include_entities", p.seeds.include_entities), ("exclude_entities", p.walk.exclude_entities)):
         found = resolve_names(view, names) if label == "include_entities" else excluded
@@ -313,6 +319,8 @@ def _communities_needed(s: QueryState) -> str | None:
         return "the context shows no community reports"
     if not s.info.extra.get("communities"):
         return "the index has no communities"
+    if p.walk.filter is not None:
+        return "a document filter is set (community reports summarise every document)"
     if not s.handles:
         return "no entity was selected"
     return None

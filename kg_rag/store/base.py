@@ -50,7 +50,9 @@ class EdgeFilter:
     ``types`` is an allow-list of relation types (``None``: all), ``exclude_types`` a deny-list; ``direction``
     says whether edges are followed from source to target (``out``), backwards (``in``) or both ways;
     ``synonyms`` whether entity-resolution links (``SYNONYM_OF``) are traversed; ``blocked`` entity handles are
-    never entered. A filter never changes an edge's stored direction, only which edges may be walked.
+    never entered; ``relations`` (``None``: all) is an allow-list of relation handles — a document filter's
+    relations (:mod:`kg_rag.store.scope`). A filter never changes an edge's stored direction, only which edges
+    may be walked.
     """
 
     types: frozenset[str] | None = None
@@ -58,6 +60,7 @@ class EdgeFilter:
     direction: Direction = "both"
     synonyms: bool = True
     blocked: frozenset[int] = frozenset()
+    relations: frozenset[int] | None = None
 
     @classmethod
     def build(
@@ -151,8 +154,7 @@ class Expansion:
 
     One row per reached entity (seeds included, at hop 0): its hop distance, its best path score
     (``seed weight * decay ** hop``) and the edge it was reached through (``parent_edge`` -1 for seeds), walked
-    ``parent_forward`` (along the stored direction) or backwards. ``parent_src``/``parent_dst``/``parent_type_id``
-    describe that edge, so the path to any reached node can be rebuilt without another call.
+    ``parent_forward`` (along the stored direction) or backwards.
     """
 
     nodes: np.ndarray
@@ -160,14 +162,10 @@ class Expansion:
     score: np.ndarray
     parent_edge: np.ndarray
     parent_forward: np.ndarray
-    parent_src: np.ndarray
-    parent_dst: np.ndarray
-    parent_type_id: np.ndarray
-    type_names: Sequence[str] = ()
     _position: dict[int, int] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def from_seeds(cls, seeds: Mapping[int, float], type_names: Sequence[str] = ()) -> Expansion:
+    def from_seeds(cls, seeds: Mapping[int, float]) -> Expansion:
         n = len(seeds)
         return cls(
             _i64(list(seeds)),
@@ -175,10 +173,6 @@ class Expansion:
             np.asarray(list(seeds.values()), F32),
             np.full(n, -1, I64),
             np.zeros(n, bool),
-            np.full(n, -1, I64),
-            np.full(n, -1, I64),
-            np.full(n, -1, np.int32),
-            type_names,
         )
 
     def __len__(self) -> int:
@@ -189,26 +183,6 @@ class Expansion:
         if self._position is None:
             self._position = {int(n): i for i, n in enumerate(self.nodes.tolist())}
         return self._position
-
-    def steps_to(self, node: int) -> list[tuple[int, int, int, str, bool]] | None:
-        """``(edge, src, dst, type, forward)`` from a seed to ``node`` (``None`` when not reached)."""
-        pos = self.position.get(int(node))
-        if pos is None:
-            return None
-        steps = []
-        seen = set()
-        while self.parent_edge[pos] >= 0 and pos not in seen:
-            seen.add(pos)
-            fwd = bool(self.parent_forward[pos])
-            src, dst = int(self.parent_src[pos]), int(self.parent_dst[pos])
-            rtype = self.type_names[int(self.parent_type_id[pos])]
-            steps.append((int(self.parent_edge[pos]), src, dst, rtype, fwd))
-            prev = self.position.get(src if fwd else dst)
-            if prev is None:
-                break
-            pos = prev
-        steps.reverse()
-        return steps
 
 
 @dataclass
@@ -255,6 +229,12 @@ class QueryBackend(ABC):
     :meth:`close` (release connections and locks). :meth:`knowledge_graph` and :meth:`to_index` give the
     editable graph where a backend can build it.
     """
+
+    def __copy__(self) -> QueryBackend:  # a handle on shared, read-only data (and open files): copies share it
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> QueryBackend:
+        return self
 
     # ---------------------------------------------------------------- lifecycle
     @contextmanager
@@ -412,6 +392,10 @@ class QueryBackend(ABC):
             names,
         )
 
+    def matching_chunks(self, doc_filter: Any) -> np.ndarray:
+        """Handles of the chunks a :class:`~kg_rag.store.scope.DocumentFilter` allows (a full scan by default)."""
+        return _i64([h for h, c in self.iter_chunks() if doc_filter.matches(c.doc_id, c.metadata)])
+
     def chunk_handles(self, chunk_ids: Sequence[str]) -> dict[str, int]:
         """Handles of chunks by their ids (a full scan by default)."""
         wanted = set(map(str, chunk_ids))
@@ -528,6 +512,10 @@ class VersionedBackend(QueryBackend):
     def chunks(self, ids: np.ndarray) -> list[Chunk | None]:
         with self.reader() as view:
             return view.chunks(ids)
+
+    def matching_chunks(self, doc_filter: Any) -> np.ndarray:
+        with self.reader() as view:
+            return view.matching_chunks(doc_filter)
 
     def chunk_handles(self, chunk_ids: Sequence[str]) -> dict[str, int]:
         with self.reader() as view:

@@ -585,12 +585,6 @@ class DirectoryBackend(VersionedBackend):
     mixes two generations.
     """
 
-    def __copy__(self) -> Any:  # a backend is a handle on shared, read-only data: copies share it
-        return self
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
-        return self
-
     def __init__(self, store: DirectoryStore) -> None:
         self.store = store
         self._generation = store.open()

@@ -48,18 +48,13 @@ def _ids(values: Any) -> np.ndarray:
 class SnapshotBackend(QueryBackend):
     """Serves queries from one snapshot; immutable, so every view is the backend itself."""
 
-    def __copy__(self) -> Any:  # a backend is a handle on shared, read-only data: copies share it
-        return self
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
-        return self
-
     def __init__(self, snapshot: Snapshot) -> None:
         snapshot.check()
         self.snapshot = snapshot
         self.cg: CompiledGraph = snapshot.graph
         self._lock = threading.Lock()
         self._lexical_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._scopes: OrderedDict[Any, np.ndarray] = OrderedDict()
         self._edge_fact: np.ndarray | None = None
         self._info: BackendInfo | None = None
 
@@ -204,7 +199,13 @@ class SnapshotBackend(QueryBackend):
 
     # ------------------------------------------------------------------ graph
     def _allowed(self, edge_filter: EdgeFilter) -> np.ndarray:
-        return self.cg.type_mask(edge_filter.types, edge_filter.exclude_types, edge_filter.synonyms)
+        mask = self.cg.type_mask(edge_filter.types, edge_filter.exclude_types, edge_filter.synonyms)
+        if edge_filter.relations is None:
+            return mask
+        only = np.zeros(self.cg.n_edges, dtype=bool)
+        ids = np.fromiter(edge_filter.relations, dtype=I64, count=len(edge_filter.relations))
+        only[ids[(ids >= 0) & (ids < self.cg.n_edges)]] = True
+        return mask & only
 
     def _blocked(self, edge_filter: EdgeFilter) -> np.ndarray | None:
         if not edge_filter.blocked:
@@ -308,13 +309,7 @@ class SnapshotBackend(QueryBackend):
             score[uniq] = cand[best]
             frontier = uniq
         nodes = np.flatnonzero(hop >= 0).astype(I64)
-        pe = parent[nodes]
-        has = pe >= 0
-        psrc = np.full(nodes.size, -1, dtype=I64)
-        pdst = np.full(nodes.size, -1, dtype=I64)
-        ptype = np.full(nodes.size, -1, dtype=np.int32)
-        psrc[has], pdst[has], ptype[has] = cg.src[pe[has]], cg.dst[pe[has]], cg.type_id[pe[has]]
-        return Expansion(nodes, hop[nodes], score[nodes], pe, forward[nodes], psrc, pdst, ptype, cg.type_names)
+        return Expansion(nodes, hop[nodes], score[nodes], parent[nodes], forward[nodes])
 
     def edges_of(self, entity_ids: np.ndarray, edge_filter: EdgeFilter, *, among: bool = False) -> EdgeSet:
         cg = self.cg
@@ -437,6 +432,20 @@ class SnapshotBackend(QueryBackend):
         lookup = self.cg.chunk_lookup
         return {c: lookup[c] for c in chunk_ids if c in lookup}
 
+    def matching_chunks(self, doc_filter: Any) -> np.ndarray:
+        """The scan of the chunk records, kept for the last 32 filters (a snapshot never changes)."""
+        with self._lock:
+            found = self._scopes.get(doc_filter)
+            if found is not None:
+                self._scopes.move_to_end(doc_filter)
+                return found
+        found = super().matching_chunks(doc_filter)
+        with self._lock:
+            self._scopes[doc_filter] = found
+            while len(self._scopes) > 32:
+                self._scopes.popitem(last=False)
+        return found
+
     def iter_chunks(self) -> Iterator[tuple[int, Chunk]]:
         for row in range(self.cg.n_chunks):
             chunk = self.snapshot.records.chunk(row)
@@ -449,12 +458,6 @@ class LiveBackend(VersionedBackend):
 
     ``embeddings`` embeds the text that edits add (unchanged text comes from the index's cache).
     """
-
-    def __copy__(self) -> Any:  # a backend is a handle on shared, read-only data: copies share it
-        return self
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
-        return self
 
     def __init__(self, index: GraphIndex, embeddings: Any) -> None:
         self._embeddings = embeddings

@@ -497,6 +497,74 @@ def _retrieval(question: str, strategy: str) -> Case:
 RETRIEVAL = tuple(_retrieval(q, s) for q in QUESTIONS for s in STRATEGIES)
 
 
+DOCUMENT_FILTERS = (
+    {"doc_id": ["org.md"]},
+    {"doc_id": ["orders.md", "ops.md"]},
+    {"title": "Ops"},
+    {"title": {"$in": ["Org", "Misc"]}, "doc_id": ["misc.md", "org.md", "ops.md"]},
+    {"doc_id": ["no-such.md"]},
+)
+
+
+def _in_scope(v: Views, doc_filter: dict, result: Any) -> None:
+    """Nothing of a result comes from outside the filter: chunks, rows, path steps and entities."""
+    from kg_rag.store.scope import DocumentFilter
+
+    kg = v.reference.kg
+    scope = DocumentFilter.parse(doc_filter)
+    allowed = {cid for cid, c in kg.chunks.items() if scope.matches(c.doc_id, c.metadata)}
+    assert {c.id for c in result.chunks} <= allowed, doc_filter
+    for rid in [r.relation_id for r in result.relations] + [s.relation_id for p in result.paths for s in p.steps]:
+        evidenced = {e.chunk_id for e in kg.get_relation(rid).evidence}
+        assert evidenced & allowed, (doc_filter, rid)
+    mentioned = {key for cid in allowed for key in kg.entities_of_chunk(cid)}
+    assert {e.key for e in result.entities} <= mentioned, doc_filter
+    if "c7" not in allowed:
+        assert MARKER not in result.context, doc_filter
+
+
+def _document_filter(doc_filter: dict, strategy: str) -> Case:
+    def check(v: Views) -> None:
+        from kg_rag.context import format_context
+        from kg_rag.query.engine import QueryEngine
+        from kg_rag.store.scope import DocumentFilter
+
+        scope = DocumentFilter.parse(doc_filter)
+        assert v.sk.chunks(v.sv.matching_chunks(scope)) == v.rk.chunks(v.rv.matching_chunks(scope)), doc_filter
+        ref, engine = QueryEngine(v.rv, v.embeddings), QueryEngine(v.sv, v.embeddings)
+        for question in QUESTIONS:
+            a = ref.retrieve(question, strategy=strategy, filter=doc_filter)
+            b = engine.retrieve(question, strategy=strategy, filter=doc_filter)
+            assert [c.id for c in b.chunks] == [c.id for c in a.chunks], (doc_filter, question)
+            assert format_context(b).text == format_context(a).text, (doc_filter, question)
+            _in_scope(v, doc_filter, b)
+
+    return Case(f"filter-{strategy}-f{DOCUMENT_FILTERS.index(doc_filter)}", check)
+
+
+def _filtered_search_over_a_large_scope(v: Views) -> None:
+    """Above ``EXACT_ROWS`` a scoped search asks the whole table for more and more hits: the same results."""
+    from kg_rag.store.scope import DocumentFilter, ScopedView
+
+    scope = DocumentFilter.parse({"doc_id": ["orders.md", "misc.md"]})
+    exact = ScopedView(v.sv, scope)
+    oversampled = ScopedView(v.sv, scope)
+    oversampled.EXACT_ROWS = 0
+    for question in QUESTIONS:
+        q = v.q(question)
+        for kind in ("entities", "facts", "chunks"):
+            a, b = exact.search(kind, q, 3), oversampled.search(kind, q, 3)
+            assert a.ids.tolist() == b.ids.tolist(), (question, kind)
+        a, b = exact.lexical_search(question, 3), oversampled.lexical_search(question, 3)
+        assert a.ids.tolist() == b.ids.tolist(), question
+
+
+DOCUMENT_FILTER_CASES = (
+    *(_document_filter(f, s) for f in DOCUMENT_FILTERS for s in STRATEGIES),
+    Case("filter-large-scope-search", _filtered_search_over_a_large_scope),
+)
+
+
 # ---------------------------------------------------------------------------------------------- write cases
 def _fragment(chunk_id: str, doc: str, text: str, facts: list[tuple], entities: tuple = ()) -> KnowledgeGraph:
     kg = KnowledgeGraph()
@@ -710,6 +778,11 @@ class StoreComplianceSuite:
 
     @_cases(*RETRIEVAL)
     def test_retrieval_matches_the_reference(self, case: Case, views: Any) -> None:
+        with views() as v:
+            case.check(v)
+
+    @_cases(*DOCUMENT_FILTER_CASES)
+    def test_document_filters_hold_at_every_stage(self, case: Case, views: Any) -> None:
         with views() as v:
             case.check(v)
 

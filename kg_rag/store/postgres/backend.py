@@ -17,6 +17,7 @@ Each thread uses its own connection (psycopg connections are not shared between 
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections import Counter
@@ -80,7 +81,7 @@ def _vec(query: np.ndarray) -> np.ndarray:
 
 
 EXPAND_SQL = """
-WITH RECURSIVE bfs(hop, ids, scores, pedges, pfwd, psrc, pdst, ptype, visited) AS (
+WITH RECURSIVE bfs(hop, ids, scores, pedges, pfwd, visited) AS (
     SELECT 0,
            array_agg(e.id ORDER BY e.id),
            array_agg(w.w ORDER BY e.id),
@@ -91,12 +92,11 @@ WITH RECURSIVE bfs(hop, ids, scores, pedges, pfwd, psrc, pdst, ptype, visited) A
     JOIN {s}.entities e ON e.id = w.id
     WHERE e.id <> ALL (%(blocked)s::int8[])
   UNION ALL
-    SELECT b.hop + 1, nxt.ids, nxt.scores, nxt.pedges, nxt.pfwd, nxt.psrc, nxt.pdst, nxt.ptype, b.visited || nxt.ids
+    SELECT b.hop + 1, nxt.ids, nxt.scores, nxt.pedges, nxt.pfwd, b.visited || nxt.ids
     FROM bfs b
     CROSS JOIN LATERAL (
         SELECT array_agg(c.nbr) AS ids, array_agg(c.score) AS scores, array_agg(c.eid) AS pedges,
-               array_agg(c.fwd) AS pfwd, array_agg(c.src) AS psrc, array_agg(c.dst) AS pdst,
-               array_agg(c.type_id) AS ptype
+               array_agg(c.fwd) AS pfwd
         FROM (
             SELECT * FROM (
                 SELECT DISTINCT ON (cand.nbr) cand.*
@@ -138,22 +138,17 @@ WITH RECURSIVE bfs(hop, ids, scores, pedges, pfwd, psrc, pdst, ptype, visited) A
     ) nxt
     WHERE b.hop < %(max_hops)s AND nxt.ids IS NOT NULL
 )
-SELECT b.hop, b.ids, b.scores, b.pedges, b.pfwd, b.psrc, b.pdst, b.ptype FROM bfs b
+SELECT b.hop, b.ids, b.scores, b.pedges, b.pfwd FROM bfs b
 """
 ALLOWED = (
     "((r.is_synonym AND %(synonyms)s) OR (NOT r.is_synonym AND (%(allow)s::int4[] IS NULL "
-    "OR r.type_id = ANY (%(allow)s::int4[])) AND r.type_id <> ALL (%(deny)s::int4[])))"
+    "OR r.type_id = ANY (%(allow)s::int4[])) AND r.type_id <> ALL (%(deny)s::int4[]))) "
+    "AND (%(only)s::int8[] IS NULL OR r.id = ANY (%(only)s::int8[]))"
 )
 
 
 class PostgresBackend(VersionedBackend):
     """Queries an index stored in PostgreSQL (see the module docstring)."""
-
-    def __copy__(self) -> Any:  # a backend is a handle on shared, read-only data: copies share it
-        return self
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
-        return self
 
     def __init__(self, store: Any) -> None:
         self.store = store
@@ -472,6 +467,7 @@ class PostgresView(QueryBackend):
             "allow": allow,
             "deny": deny,
             "blocked": sorted(int(b) for b in edge_filter.blocked),
+            "only": None if edge_filter.relations is None else sorted(int(r) for r in edge_filter.relations),
         }
 
     def _edge_set(self, rows: Sequence[tuple]) -> EdgeSet:
@@ -501,9 +497,9 @@ class PostgresView(QueryBackend):
         prefer: frozenset[str] = frozenset(),
         prefer_weight: float = 0.0,
     ) -> Expansion:
-        names, index = self._types()
+        _, index = self._types()
         if not seeds:
-            return Expansion.from_seeds({}, names)
+            return Expansion.from_seeds({})
         params = self._filter_params(edge_filter)
         params.update(
             {
@@ -521,21 +517,18 @@ class PostgresView(QueryBackend):
         sql = EXPAND_SQL.format(s=self.s, allowed=ALLOWED)
         hops = self.conn.execute(sql, params).fetchall()
         if not hops:
-            return Expansion.from_seeds({}, names)
-        parts: list[list[np.ndarray]] = [[] for _ in range(8)]
-        for hop, ids, scores, pedges, pfwd, psrc, pdst, ptype in hops:
+            return Expansion.from_seeds({})
+        parts: list[list[np.ndarray]] = [[] for _ in range(5)]
+        for hop, ids, scores, pedges, pfwd in hops:
             n = len(ids)
             parts[0].append(np.asarray(ids, I64))
             parts[1].append(np.full(n, hop, np.int32))
             parts[2].append(np.asarray(scores, F32))
             parts[3].append(np.asarray(pedges, I64) if pedges is not None else np.full(n, -1, I64))
             parts[4].append(np.asarray(pfwd, bool) if pfwd is not None else np.zeros(n, bool))
-            parts[5].append(np.asarray(psrc, I64) if psrc is not None else np.full(n, -1, I64))
-            parts[6].append(np.asarray(pdst, I64) if pdst is not None else np.full(n, -1, I64))
-            parts[7].append(np.asarray(ptype, np.int32) if ptype is not None else np.full(n, -1, np.int32))
         cols = [np.concatenate(p) for p in parts]
         order = np.argsort(cols[0], kind="stable")
-        return Expansion(*(c[order] for c in cols), names)
+        return Expansion(*(c[order] for c in cols))
 
     def edges_of(self, entity_ids: np.ndarray, edge_filter: EdgeFilter, *, among: bool = False) -> EdgeSet:
         ids = sorted(set(_ids(entity_ids)))
@@ -763,6 +756,17 @@ class PostgresView(QueryBackend):
             return {}
         rows = self.conn.execute(f"SELECT chunk_id, id FROM {self.s}.chunks WHERE chunk_id = ANY(%s)", (ids,))
         return {c: int(i) for c, i in rows.fetchall()}
+
+    def matching_chunks(self, doc_filter: Any) -> np.ndarray:
+        """One query: ``doc_id`` any of the filter's, each metadata key's JSON value one of its values."""
+        where = ["(%s::text[] IS NULL OR doc_id = ANY (%s::text[]))"]
+        docs = None if doc_filter.doc_ids is None else sorted(doc_filter.doc_ids)
+        params: list[Any] = [docs, docs]
+        for key, values in doc_filter.metadata:
+            where.append("record->'metadata'->%s = ANY (%s::jsonb[])")
+            params += [key, [json.dumps(v) for v in values]]
+        sql = f"SELECT id FROM {self.s}.chunks WHERE {' AND '.join(where)} ORDER BY id"
+        return np.asarray([r[0] for r in self.conn.execute(sql, params).fetchall()], dtype=I64)
 
     def iter_chunks(self) -> Iterator[tuple[int, Chunk]]:
         with self.conn.cursor(name="kg_rag_chunks") as cur:

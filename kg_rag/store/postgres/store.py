@@ -102,6 +102,8 @@ class PostgresStore(GraphStore):
     """An index in PostgreSQL (see the module docstring)."""
 
     def __init__(self, location: str, *, verify: bool = True, search: str | None = None) -> None:
+        """``verify`` is taken for :func:`~kg_rag.store.open_store`'s one signature: a directory store checks its
+        files' hashes with it; a database checks its own pages, so there is nothing to switch here."""
         self.location = location
         self.conninfo, self.schema, parsed = parse_location(location)
         self.search = parsed if search is None else search

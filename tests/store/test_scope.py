@@ -1,0 +1,83 @@
+"""Issue 29: query-time document filters. The filter's own rules here; that it holds at every stage on every
+backend is the compliance suite's ``test_document_filters_hold_at_every_stage``."""
+
+from __future__ import annotations
+
+import pytest
+
+from kg_rag import EntityBasedKGRAG
+from kg_rag.demo import demo_graph
+from kg_rag.query.params import QueryParams
+from kg_rag.store.scope import DocumentFilter
+from kg_rag.testing import BagOfWordsEmbeddings
+
+Q = "Who does Lars Eriksen ultimately report to?"
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (3, "filter must be a dict"),
+        ({"$or": [{"doc_id": "a"}]}, "operator '$or' is not supported"),
+        ({"doc_id": 7}, "document ids are strings"),
+        ({"year": {"$gt": 2020}}, "only a value, a list of values, $eq or $in"),
+        ({"year": float("nan")}, "values must be strings, numbers, booleans or None"),
+        ({"": "x"}, "keys must be non-empty strings"),
+    ],
+)
+def test_a_bad_filter_is_one_clear_error(value, message):
+    with pytest.raises(ValueError, match="invalid retrieval parameters: .*" + message.replace("$", r"\$")) as info:
+        QueryParams(filter=value)
+    assert "\n" not in str(info.value)
+
+
+def test_values_match_as_json_does():
+    f = DocumentFilter.parse({"year": [2024, "2025"], "draft": False})
+    assert f.matches("a", {"year": 2024.0, "draft": False})
+    assert f.matches("a", {"year": "2025", "draft": False})
+    assert not f.matches("a", {"year": 2025, "draft": False})  # "2025" is a string
+    assert not f.matches("a", {"year": 2024, "draft": 0})  # False is not 0
+    assert not f.matches("a", {"draft": False})  # a missing key never matches
+    assert DocumentFilter.parse({"doc_id": {"$in": ["a", "b"]}}).doc_ids == frozenset({"a", "b"})
+    assert DocumentFilter.parse({}) is None and DocumentFilter.parse(None) is None
+
+
+@pytest.fixture(scope="module")
+def retriever():
+    return EntityBasedKGRAG.from_graph(demo_graph(), BagOfWordsEmbeddings(), k=5)
+
+
+def test_the_retriever_takes_filter_per_call_by_config_and_at_build(retriever):
+    unfiltered = {d.metadata["doc_id"] for d in retriever.invoke(Q)}
+    assert len(unfiltered) > 2
+    wanted = {"doc-03", "doc-04"}
+    per_call = retriever.invoke(Q, filter={"doc_id": sorted(wanted)})
+    by_config = retriever.invoke(Q, config={"configurable": {"filter": {"doc_id": sorted(wanted)}}})
+    built = EntityBasedKGRAG.from_graph(demo_graph(), BagOfWordsEmbeddings(), k=5, filter={"doc_id": sorted(wanted)})
+    for docs in (per_call, by_config, built.invoke(Q)):
+        assert {d.metadata["doc_id"] for d in docs} == wanted
+        context = docs[0].metadata["graph_context"]
+        assert "Chair of the Operations Board" not in context  # what another document says about Maria Chen
+        assert "Amara Diallo" not in context
+
+
+def test_metadata_equality_and_a_filter_that_matches_nothing(retriever):
+    title = "Organisation chart: engineering"
+    docs = retriever.invoke(Q, filter={"title": title})
+    assert [d.metadata["chunk_id"] for d in docs] == ["doc-03"]
+    result = retriever.retrieve(Q, filter={"doc_id": ["no-such-doc"]})
+    assert result.chunks == [] and result.relations == [] and result.paths == []
+    assert any("no chunk of the index matches it" in w for w in result.warnings)
+
+
+def test_community_reports_are_not_shown_under_a_filter():
+    from kg_rag.communities import refresh_communities
+    from kg_rag.index.build import build_index
+
+    graph = demo_graph()
+    index = build_index(graph, BagOfWordsEmbeddings())
+    communities, _ = refresh_communities(graph, None)
+    index.communities = communities
+    retriever = EntityBasedKGRAG(index=index, embeddings=BagOfWordsEmbeddings(), k=3)
+    skipped = {run.name: run.skipped for run in retriever.retrieve(Q, filter={"doc_id": ["doc-03"]}).stages}
+    assert "document filter" in skipped["communities"]
