@@ -142,6 +142,7 @@ class ScopedView(QueryBackend):
         self.chunk_ids = _sorted_unique(view.matching_chunks(doc_filter))
         self._entity_ids: np.ndarray | None = None
         self._relation_ids: np.ndarray | None = None
+        self._relation_set: frozenset[int] | None = None
         self._keys: set[str] | None = None
         self._docs: set[str] = set()
 
@@ -164,7 +165,9 @@ class ScopedView(QueryBackend):
 
     def _edges(self, edge_filter: EdgeFilter) -> EdgeFilter:
         """The walk filter with the scope's relations as its allow-list (intersected with one already there)."""
-        scoped = frozenset(self.relation_ids.tolist())
+        if self._relation_set is None:
+            self._relation_set = frozenset(self.relation_ids.tolist())
+        scoped = self._relation_set
         mine = scoped if edge_filter.relations is None else scoped & edge_filter.relations
         return replace(edge_filter, relations=mine)
 

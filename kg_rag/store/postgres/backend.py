@@ -85,7 +85,7 @@ WITH RECURSIVE bfs(hop, ids, scores, pedges, pfwd, visited) AS (
     SELECT 0,
            array_agg(e.id ORDER BY e.id),
            array_agg(w.w ORDER BY e.id),
-           NULL::int8[], NULL::bool[], NULL::int8[], NULL::int8[], NULL::int4[],
+           NULL::int8[], NULL::bool[],
            array_agg(e.id)
     FROM (SELECT DISTINCT ON (id) id, w FROM unnest(%(seed_ids)s::int8[], %(seed_w)s::real[]) AS t(id, w)
           ORDER BY id, w DESC) w
