@@ -21,8 +21,8 @@ import pytest
 
 from kg_rag.bench_writes import Readers
 
-from ..test_writers import extraction_file
 from .readers import check_view
+from .test_locking import extraction_file
 
 TRIALS = 10
 DOCS_PER_WRITER = 6

@@ -9,7 +9,7 @@ from langchain_tests.integration_tests import RetrieversIntegrationTests
 from kg_rag import EntityBasedKGRAG, KnowledgeGraph, build_index
 from kg_rag.ingest.extraction_file import import_extraction_file
 
-from .conftest import DEMO_CORPUS, BagOfWordsEmbeddings
+from ..conftest import DEMO_CORPUS, BagOfWordsEmbeddings
 
 _EMB = BagOfWordsEmbeddings()
 _KG = KnowledgeGraph()

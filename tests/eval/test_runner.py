@@ -16,7 +16,7 @@ from kg_rag.eval.methods import BUILTIN, MethodSpec, load_method_specs
 from kg_rag.eval.metrics import exact_match, f1, recall_at, reciprocal_rank
 from kg_rag.store.memory import LiveBackend
 
-from .conftest import REPO, BagOfWordsEmbeddings
+from ..conftest import REPO, BagOfWordsEmbeddings
 
 PASSAGES = {
     "p0": "The Brandon play was written by Henrik Ibsen.",

@@ -385,7 +385,7 @@ def _global_search_tool():
     """The global-search tool over the demo graph's communities, with a scripted map-step model."""
     from kg_rag.langchain.communities import make_global_search_tool
 
-    from .conftest import ScriptedChatModel
+    from ..conftest import ScriptedChatModel
 
     kg = KnowledgeGraph()
     import_extraction_file(kg, DEMO_CORPUS)

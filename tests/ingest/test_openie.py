@@ -10,7 +10,7 @@ from kg_rag import KnowledgeGraph, build_index, load_index, save_index
 from kg_rag.ingest import import_openie
 from kg_rag.ingest.openie import passage_id
 
-from .conftest import require_musique
+from ..conftest import require_musique
 
 CORPUS = [
     {"title": "Lyon", "text": "Lyon is located in France. Lyon is a city."},

@@ -18,8 +18,8 @@ from kg_rag.cli import main
 from kg_rag.demo import DEMO_CORPUS
 from kg_rag.store import DirectoryStore, open_store
 
-from .conftest import require_musique
-from .test_writers import extraction_file
+from ..conftest import require_musique
+from .test_locking import extraction_file
 
 KG_RAG = [sys.executable, "-m", "kg_rag.cli"]
 BOW = "kg_rag.testing:BagOfWordsEmbeddings"
@@ -172,7 +172,7 @@ def test_readers_in_another_process_see_committed_writes_without_reloading(pg_sc
         ],
         check=True,
         capture_output=True,
-        cwd=Path(__file__).parents[1],
+        cwd=Path(__file__).parents[2],
     )
     retriever = EntityBasedKGRAG.from_index(pg_schema_uri, BagOfWordsEmbeddings(), k=5)
     assert "later Order 0" not in retriever.retrieve("later Order 0 supersedes what?").context
@@ -191,7 +191,7 @@ def test_readers_in_another_process_see_committed_writes_without_reloading(pg_sc
         ],
         check=True,
         capture_output=True,
-        cwd=Path(__file__).parents[1],
+        cwd=Path(__file__).parents[2],
     )
     result = retriever.retrieve("later Order 0 supersedes what?")  # same retriever, no refresh()
     assert "later Order 0 -[SUPERSEDES]-> later Order 1" in result.context

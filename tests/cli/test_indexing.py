@@ -13,7 +13,7 @@ import pytest
 from kg_rag.cli import main
 from kg_rag.demo import DEMO_CORPUS
 
-from .conftest import require_musique
+from ..conftest import require_musique
 
 SMALL_OPENIE = {
     "docs": [
