@@ -1,21 +1,17 @@
-"""``kg-rag pg`` and ``kg-rag demo --store postgres``: a folder that is not PostgreSQL's is refused before it is
-touched, ``pg stop`` says when nothing ran, and the demo writes to the schema the URI names."""
+"""``kg-rag pg`` (``kg_rag/cli/server.py``): a folder that is not PostgreSQL's is refused before it is touched, ``pg
+stop`` says when nothing ran, and a shared or reserved schema is never written into or dropped."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
-import uuid
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
 from kg_rag.cli import build_parser, main
-from kg_rag.store import open_store
-
-BOW = "kg_rag.testing:BagOfWordsEmbeddings"
 
 
 def one_line_error(capsys, argv: list[str], message: str) -> str:
@@ -129,63 +125,6 @@ def test_stop_works_after_a_parent_folder_lost_its_search_bit(tmp_path, capsys):
         tmp_path.chmod(0o711)
         main(["pg", "stop", str(folder)])
         capsys.readouterr()
-
-
-# --------------------------------------------------------------------------- demo: --pg and the schema
-@pytest.fixture
-def offline(monkeypatch):
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-
-
-@pytest.mark.parametrize(
-    ("extra", "message"),
-    [
-        (["--pg", "postgresql://postgres@/postgres"], "--pg is for --store postgres"),
-        (["--store", "directory", "--pg", "postgresql://postgres@/postgres"], "--pg is for --store postgres"),
-        (["--store", "postgres", "--pg", "/tmp/db"], "--pg takes a postgresql:// URI"),
-        (["--store", "postgres", "--pg", "postgresql://postgres@/postgres?kg_schema=Bad"], "schema name must match"),
-    ],
-)
-def test_demo_refuses_pg_arguments_before_writing_anything(tmp_path, capsys, extra, message):
-    out = tmp_path / "d"
-    one_line_error(capsys, ["demo", "-q", "--out", str(out), "--embeddings", BOW, *extra], message)
-    assert not out.exists()
-
-
-def _demo(capsys, tmp_path: Path, uri: str) -> str:
-    code = main(["demo", "-q", "--store", "postgres", "--pg", uri, "--out", str(tmp_path / "d"), "--embeddings", BOW])
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    return out
-
-
-def test_demo_writes_to_the_schema_the_uri_names(pg_server, offline, tmp_path, capsys):
-    schema = f"t_demo_{uuid.uuid4().hex[:8]}"
-    mine = open_store(f"{pg_server}&kg_schema={schema}")
-    default = open_store(f"{pg_server}&kg_schema=kg_rag_demo")
-    default_before = default.exists()
-    try:
-        out = _demo(capsys, tmp_path, f"{pg_server}&kg_schema={schema}")
-        assert f"PostgreSQL schema {schema} (your server)" in out
-        assert mine.exists() and mine.stats()["documents"] == 12
-        assert default.exists() == default_before  # kg_rag_demo neither created nor replaced
-    finally:
-        mine.drop()
-
-
-def test_demo_without_a_schema_uses_kg_rag_demo(pg_server, offline, tmp_path, capsys):
-    default = open_store(f"{pg_server}&kg_schema=kg_rag_demo")
-    if default.exists():
-        pytest.skip("kg_rag_demo already holds an index on the shared server")
-    kg_rag_before = open_store(pg_server).exists()
-    try:
-        out = _demo(capsys, tmp_path, pg_server)
-        assert "PostgreSQL schema kg_rag_demo (your server)" in out
-        assert default.stats()["documents"] == 12
-        assert open_store(pg_server).exists() == kg_rag_before  # not written to kg_rag, the index default
-    finally:
-        default.drop()
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the ownership hand-over happens only as root")

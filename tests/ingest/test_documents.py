@@ -1,3 +1,6 @@
+"""Loading and splitting documents (``kg_rag/ingest/documents.py``): text, Markdown and PDF, distinct ids, hygiene,
+unreadable files named."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,15 +1,20 @@
-"""LLM extraction through with_structured_output: retries, failure recording, re-extraction, concurrency."""
+"""LLM extraction (``kg_rag/ingest/extract.py``) through with_structured_output: retries, failure recording,
+re-extraction, concurrency, the caller's callbacks and run names, self-loop merges reported by name."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
 import time
+from typing import Any
 
 import pytest
+from langchain_core.callbacks import BaseCallbackHandler
 
-from kg_rag import Chunk, KnowledgeGraph
+from kg_rag import Chunk, EntityBasedKGRAG, KnowledgeGraph
 from kg_rag.ingest import IngestReport, LLMExtractor
+from kg_rag.ingest.extract import ExtractionResult, apply_extraction
+from kg_rag.model.relation_types import RelationTyper
 
 GOOD = {
     "entities": [{"name": "Order B", "type": "POLICY", "description": "the new order"}],
@@ -257,3 +262,56 @@ def test_placeholder_ends_are_skipped_in_llm_output_and_graph_documents(scripted
     report2 = import_graph_documents(kg2, [gd])
     assert report2.skipped["placeholder_entity"] == 1 and report2.skipped["placeholder_member"] == 1
     assert kg2.get_entity("none") is None and len(kg2.find_relations("Order B", "Order A")) == 1
+
+
+def test_merges_that_create_self_loops_are_reported_by_name():
+    kg = KnowledgeGraph()
+    chunk = Chunk("c", "Apple Inc. acquired Apple.", "d")
+    kg.add_chunk(chunk)
+    result = ExtractionResult.model_validate(
+        {"relations": [{"source": "Apple Inc.", "target": "apple inc", "type": "ACQUIRED"}]}
+    )
+    report = IngestReport()
+    apply_extraction(kg, chunk, result, RelationTyper(), report)
+    assert report.skipped["self_loop"] == 1
+    assert report.examples["self_loop"] == ["'Apple Inc.' -> 'apple inc'"]
+
+
+@pytest.fixture
+def retriever(demo_index, bow_embeddings):
+    return EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings, k=3)
+
+
+class Recorder(BaseCallbackHandler):
+    """Names of every run started, by kind."""
+
+    def __init__(self) -> None:
+        self.runs: list[tuple[str, str]] = []
+        self.tags: list[list[str]] = []
+
+    def on_retriever_start(self, serialized, query, **kwargs: Any) -> None:
+        self.runs.append(("retriever", kwargs.get("name") or ""))
+
+    def on_chain_start(self, serialized, inputs, **kwargs: Any) -> None:
+        self.runs.append(("chain", kwargs.get("name") or ""))
+        self.tags.append(list(kwargs.get("tags") or []))
+
+    def on_chat_model_start(self, serialized, messages, **kwargs: Any) -> None:
+        self.runs.append(("chat", kwargs.get("name") or ""))
+        self.tags.append(list(kwargs.get("tags") or []))
+
+    def on_llm_start(self, serialized, prompts, **kwargs: Any) -> None:
+        self.runs.append(("llm", kwargs.get("name") or ""))
+
+
+def test_extraction_calls_carry_the_callers_config_and_run_names(scripted_llm):
+    from kg_rag import Chunk
+    from kg_rag.ingest import LLMExtractor
+
+    llm = scripted_llm(lambda text: {"entities": [], "relations": []})
+    recorder = Recorder()
+    chunks = [Chunk(f"c{i}", f"Order {i} supersedes Order {i + 1}.", "d") for i in range(3)]
+    LLMExtractor(llm, retry_initial_wait=0).extract(chunks, config={"callbacks": [recorder], "tags": ["mine"]})
+    assert [n for kind, n in recorder.runs if kind == "chain"].count("kg-rag extraction") == 3
+    assert sum(1 for kind, _ in recorder.runs if kind == "chat") == 3
+    assert all("mine" in tags for tags in recorder.tags)

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from kg_rag import KnowledgeGraph, build_index, load_index, save_index
+from kg_rag.cli import main
 from kg_rag.ingest import import_openie
 from kg_rag.ingest.openie import passage_id
 
@@ -201,7 +202,6 @@ def test_a_blank_passage_never_lends_its_triples_to_another(tmp_path):
 
 def test_a_second_corpus_file_never_replaces_the_first_ones_passages_by_position(tmp_path, monkeypatch):
     """Position ids (``passage-00000``) of a second corpus file used to replace the first file's passages."""
-    from kg_rag.cli import main
 
     first = [{"title": "Lyon", "text": "Lyon is located in France."}, {"title": "Oslo", "text": "Oslo is in Norway."}]
     second = [{"title": "Bergen", "text": "Bergen is a city in Norway."}]
@@ -261,3 +261,28 @@ def test_a_second_corpus_file_never_replaces_the_first_ones_passages_by_position
     import_openie(old, {"docs": []}, first)
     import_openie(old, {"docs": []}, second, names=("o", str(tmp_path / "b/corpus.json")))
     assert old.chunks["passage-00000"].text == second[0]["text"]
+
+
+MISMATCH_OPENIE = {
+    "docs": [
+        {
+            "passage": "Alpha\nAlpha supersedes Beta.",
+            "extracted_entities": ["Alpha", "Beta"],
+            "extracted_triples": [["Alpha", "supersedes", "Beta"]],
+        }
+    ]
+}
+
+
+MISMATCH_CORPUS = [{"title": "Alpha", "text": "Alpha supersedes Beta."}]
+
+
+def test_openie_mismatch_leaves_the_graph_unchanged(tmp_path):
+    from kg_rag import KnowledgeGraph, import_openie
+
+    kg = KnowledgeGraph()
+    import_openie(kg, MISMATCH_OPENIE, MISMATCH_CORPUS)
+    before = kg.stats()
+    with pytest.raises(ValueError, match="none of its passages is in the corpus"):
+        import_openie(kg, MISMATCH_OPENIE, [{"title": "Other", "text": "Something else."}])
+    assert kg.stats() == before and before["relations"] == 1

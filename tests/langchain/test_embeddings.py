@@ -1,4 +1,5 @@
-"""The real offline embedding model (the ``local`` extra): loads without a hub and embeds the demo corpus."""
+"""Embedding model factories (``kg_rag/langchain/embeddings.py``): the real offline model (the ``local`` extra) loads
+without a hub and embeds the demo corpus."""
 
 from __future__ import annotations
 

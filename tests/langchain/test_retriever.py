@@ -1,12 +1,24 @@
-"""EntityBasedKGRAG behaviour: direction, filters, presets, overrides, errors, metadata."""
+"""EntityBasedKGRAG (``kg_rag/langchain/retriever.py``): direction, filters, presets, per-call settings and callbacks
+through RunnableConfig, async, empty and odd queries, errors, metadata."""
 
 from __future__ import annotations
 
 import asyncio
+import threading
+from typing import Any
 
 import pytest
+from langchain_core.callbacks import BaseCallbackHandler
 
-from kg_rag import PRESETS, Chunk, EntityBasedKGRAG, KnowledgeGraph, QueryParams, build_index
+from kg_rag import (
+    PRESETS,
+    Chunk,
+    EntityBasedKGRAG,
+    KnowledgeGraph,
+    QueryParams,
+    build_index,
+    save_index,
+)
 from kg_rag.index import entity_text
 from kg_rag.testing import BagOfWordsEmbeddings
 
@@ -335,7 +347,6 @@ def test_from_index_uses_the_model_the_index_records(tmp_path):
     """Opening a saved index without naming embeddings queries with the model it was built with."""
     from langchain_core.embeddings import DeterministicFakeEmbedding
 
-    from kg_rag import save_index
     from kg_rag.demo import demo_graph
 
     save_index(build_index(demo_graph(), DeterministicFakeEmbedding(size=16)), tmp_path / "idx")
@@ -389,3 +400,121 @@ def test_a_documents_content_lists_the_paths_reaching_it_and_not_its_steps_again
                     checked += 1
                     assert render_edge(result.names[s.source], s.relation_type, result.names[s.target]) not in lines
     assert checked
+
+
+@pytest.fixture
+def retriever(demo_index, bow_embeddings):
+    return EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings)
+
+
+def ids(docs):
+    return [d.metadata["chunk_id"] for d in docs]
+
+
+# ------------------------------------------------------------------ bad queries
+@pytest.mark.parametrize("query", ["", " ", "\n\t  \r", "\x00\x1b\x7f"])
+def test_meaningless_queries_raise_value_error(retriever, query):
+    with pytest.raises(ValueError, match="query is empty"):
+        retriever.invoke(query)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "Project Atlas " * 8000,  # ~100k characters
+        "Lars\x00 Eriksen\x1b[31m report\x07 to?",  # control characters mixed in
+        "Проект Atlas 🚀 プロジェクト مشروع",  # mixed scripts and emoji
+        "the of and a to in",  # only stop-words: a normal (dense) result
+        '-[SUPERSEDES]-> | , " ]',  # notation characters
+    ],
+)
+def test_odd_queries_return_normal_results(retriever, query):
+    docs = retriever.invoke(query)
+    assert len(docs) == 5 and all(d.page_content for d in docs)
+
+
+def test_control_characters_are_cleaned_before_embedding(retriever):
+    cleaned = ids(retriever.invoke("Lars  Eriksen  report to?"))
+    assert ids(retriever.invoke("Lars\x00 Eriksen\x1b report to?")) == cleaned
+
+
+QUESTION = "Who does Lars Eriksen report to?"
+
+
+@pytest.fixture
+def retriever_k3(demo_index, bow_embeddings):
+    return EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings, k=3)
+
+
+class Recorder(BaseCallbackHandler):
+    """Names of every run started, by kind."""
+
+    def __init__(self) -> None:
+        self.runs: list[tuple[str, str]] = []
+        self.tags: list[list[str]] = []
+
+    def on_retriever_start(self, serialized, query, **kwargs: Any) -> None:
+        self.runs.append(("retriever", kwargs.get("name") or ""))
+
+    def on_chain_start(self, serialized, inputs, **kwargs: Any) -> None:
+        self.runs.append(("chain", kwargs.get("name") or ""))
+        self.tags.append(list(kwargs.get("tags") or []))
+
+    def on_chat_model_start(self, serialized, messages, **kwargs: Any) -> None:
+        self.runs.append(("chat", kwargs.get("name") or ""))
+        self.tags.append(list(kwargs.get("tags") or []))
+
+    def on_llm_start(self, serialized, prompts, **kwargs: Any) -> None:
+        self.runs.append(("llm", kwargs.get("name") or ""))
+
+
+# ------------------------------------------------------------------------------------------- retriever
+def test_per_call_settings_through_runnable_config(retriever_k3):
+    assert len(retriever_k3.invoke(QUESTION)) == 3
+    assert len(retriever_k3.invoke(QUESTION, config={"configurable": {"k": 1}})) == 1
+    assert len(retriever_k3.invoke(QUESTION, config={"configurable": {"k": 1, "thread_id": "t-1"}})) == 1  # not ours
+    assert len(retriever_k3.invoke(QUESTION, config={"configurable": {"k": 1}}, k=2)) == 2  # keyword arguments win
+    only = retriever_k3.invoke(QUESTION, config={"configurable": {"edge_types": ["MANAGES"], "k": 5}})
+    assert all("REPORTS_TO" not in p for d in only for p in d.metadata["paths"])
+    assert len(asyncio.run(retriever_k3.ainvoke(QUESTION, config={"configurable": {"k": 2}}))) == 2
+    assert len(retriever_k3.batch([QUESTION, QUESTION], config={"configurable": {"k": 1}})[0]) == 1
+    with pytest.raises(ValueError, match="top_k_chunks"):
+        retriever_k3.invoke(QUESTION, config={"configurable": {"k": 0}})
+
+
+def test_retrieve_is_a_traced_retriever_run(retriever_k3):
+    recorder = Recorder()
+    result = retriever_k3.retrieve(QUESTION, config={"callbacks": [recorder], "run_name": "my search"})
+    assert ("retriever", "my search") in recorder.runs and result.context
+    recorder = Recorder()
+    asyncio.run(retriever_k3.aretrieve(QUESTION, config={"callbacks": [recorder]}))
+    assert ("retriever", "EntityBasedKGRAG") in recorder.runs
+
+
+def test_documents_come_back_best_score_first(retriever_k3):
+    for strategy in ("chain", "frequency", "path", "ppr"):
+        scores = [
+            d.metadata["score"]
+            for d in retriever_k3.invoke("Which directive replaced Directive 2019-03?", strategy=strategy, k=5)
+        ]
+        assert scores == sorted(scores, reverse=True), strategy
+
+
+def test_async_graph_work_runs_off_the_event_loop(retriever_k3, monkeypatch):
+    threads = []
+    engine = retriever_k3.engine
+    real = engine.retrieve_by_vector
+
+    def spy(*args, **kwargs):
+        threads.append(threading.current_thread())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "retrieve_by_vector", spy)
+
+    async def main():
+        loop_thread = threading.current_thread()
+        await asyncio.gather(*(retriever_k3.ainvoke(QUESTION) for _ in range(4)))
+        return loop_thread
+
+    loop_thread = asyncio.run(main())
+    assert len(threads) == 4 and all(t is not loop_thread for t in threads)

@@ -1,5 +1,5 @@
-"""Agent tools under a user trial: bad model arguments come back as error ToolMessages instead of ending the run,
-the path tool honours the retriever's filters, and a run's ``configurable`` settings reach both tools."""
+"""The agent tools (``kg_rag/langchain/tools.py``): bad model arguments come back as error ToolMessages, the path tool
+honours the retriever's filters, a run's ``configurable`` reaches both tools, LangChain's standard tool suites."""
 
 from __future__ import annotations
 
@@ -10,10 +10,14 @@ import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, ToolMessage
+from langchain_tests.integration_tests import ToolsIntegrationTests
+from langchain_tests.unit_tests import ToolsUnitTests
 
-from kg_rag import EntityBasedKGRAG, QueryParams
+from kg_rag import EntityBasedKGRAG, QueryParams, build_index
 from kg_rag.langchain.tools import build_agent, make_path_tool, make_retriever_tool
-from kg_rag.query.paths import find_paths
+from kg_rag.testing import BagOfWordsEmbeddings
+
+from ..conftest import DEMO_CORPUS
 
 LARS_TO_MARIA = "Lars Eriksen -[REPORTS_TO]-> Priya Nair -[REPORTS_TO]-> Daniel Okafor -[REPORTS_TO]-> Maria Chen"
 
@@ -153,20 +157,6 @@ def test_path_tool_honours_direction(make_retriever):
     assert forwards_only.status == "error" and "ask for direction 'in' or 'both'" in forwards_only.content
 
 
-def test_find_paths_applies_deny_list_blocked_entities_and_backward_walks(make_retriever):
-    r = make_retriever()
-    with r.backend.reader() as view:
-        ids = view.lookup_entities(["lars eriksen", "maria chen", "priya nair"])
-        lars, maria, priya = ids["lars eriksen"], ids["maria chen"], ids["priya nair"]
-        assert find_paths(view, lars, maria)[0]
-        assert find_paths(view, lars, maria, blocked=[priya]) == ([], {})
-        assert find_paths(view, lars, maria, relation_types=["REPORTS_TO"], exclude_types=["REPORTS_TO"])[0] == []
-        assert find_paths(view, maria, lars, direction="in")[0]
-        assert find_paths(view, lars, maria, direction="in", relation_types=["REPORTS_TO"])[0] == []
-        with pytest.raises(ValueError, match="'out', 'in' or 'both'"):
-            find_paths(view, lars, maria, direction="sideways")
-
-
 # ------------------------------------------------------------------ 3. the run's config reaches the tools
 def test_agent_configurable_k_reaches_the_search_tool(make_retriever):
     def run(config: dict | None, use_async: bool = False) -> int:
@@ -224,3 +214,71 @@ def test_search_tool_keeps_the_retriever_run_under_the_tool_run_with_the_callers
     assert len(docs) == 2
     assert runs.tools and [parent for parent, _ in runs.retrievers] == runs.tools
     assert all("mine" in tags for _, tags in runs.retrievers)
+
+
+@pytest.fixture
+def retriever(demo_index, bow_embeddings):
+    return EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings, k=3)
+
+
+# ------------------------------------------------------------------------------------------- tools
+def test_path_tool_has_a_coroutine(retriever):
+    tool = make_path_tool(retriever)
+    assert tool.coroutine is not None
+    out = asyncio.run(tool.ainvoke({"source": "Lars Eriksen", "target": "Maria Chen"}))
+    assert "Lars Eriksen -[REPORTS_TO]-> Priya Nair" in out
+
+
+_EMB = BagOfWordsEmbeddings()
+
+
+def _demo_retriever() -> EntityBasedKGRAG:
+    from kg_rag import KnowledgeGraph
+    from kg_rag.ingest.extraction_file import import_extraction_file
+
+    kg = KnowledgeGraph()
+    import_extraction_file(kg, DEMO_CORPUS)
+    return EntityBasedKGRAG(index=build_index(kg, _EMB), embeddings=_EMB, k=2)
+
+
+_RETRIEVER = _demo_retriever()
+
+
+class TestRetrieverToolUnit(ToolsUnitTests):
+    @property
+    def tool_constructor(self):
+        return make_retriever_tool(_RETRIEVER)
+
+    @property
+    def tool_invoke_params_example(self) -> dict:
+        return {"query": "Which directive replaced Directive 2019-03?"}
+
+
+class TestRetrieverToolIntegration(ToolsIntegrationTests):
+    @property
+    def tool_constructor(self):
+        return make_retriever_tool(_RETRIEVER)
+
+    @property
+    def tool_invoke_params_example(self) -> dict:
+        return {"query": "Which directive replaced Directive 2019-03?"}
+
+
+class TestPathToolUnit(ToolsUnitTests):
+    @property
+    def tool_constructor(self):
+        return make_path_tool(_RETRIEVER)
+
+    @property
+    def tool_invoke_params_example(self) -> dict:
+        return {"source": "Lars Eriksen", "target": "Maria Chen", "relation_types": ["REPORTS_TO"]}
+
+
+class TestPathToolIntegration(ToolsIntegrationTests):
+    @property
+    def tool_constructor(self):
+        return make_path_tool(_RETRIEVER)
+
+    @property
+    def tool_invoke_params_example(self) -> dict:
+        return {"source": "Lars Eriksen", "target": "Maria Chen", "relation_types": ["REPORTS_TO"]}

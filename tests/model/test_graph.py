@@ -1,8 +1,13 @@
+"""The knowledge graph (``kg_rag/model/graph.py``): parallel typed relations, merged entities, removals, synonyms,
+names in any script, type conflicts logged."""
+
 from __future__ import annotations
+
+import logging
 
 import pytest
 
-from kg_rag import RELATED, SYNONYM, Chunk, KnowledgeGraph
+from kg_rag import RELATED, SYNONYM, Chunk, KnowledgeGraph, build_index
 
 
 def make_kg() -> KnowledgeGraph:
@@ -94,7 +99,6 @@ def test_synonym_links_never_join_different_numbers():
     carry the same ones to be linked, while a name with numbers may still match one without."""
     from langchain_core.embeddings import Embeddings
 
-    from kg_rag import build_index
     from kg_rag.index.synonyms import link_synonyms
 
     class Same(Embeddings):  # every text the same vector: only the number rule separates them
@@ -127,3 +131,20 @@ def test_synonym_links_never_join_different_numbers():
     assert frozenset(("27 november 1956", "19 june 1956")) not in linked
     assert frozenset(("release 1.5", "release 5.1")) not in linked  # the same numbers in another order
     assert frozenset(("world war 2", "second world war")) in linked
+
+
+def test_relation_between_two_devanagari_names_is_kept():
+    kg = KnowledgeGraph()
+    kg.add_chunk(Chunk("c", "राम रीमा से मिला", "d"))
+    kg.add_relation("राम", "रीमा", "MET", chunk_id="c")
+    assert [(r.source, r.target) for r in kg.relations()] == [("राम", "रीमा")]
+
+
+def test_type_conflict_is_logged_at_warning_and_the_first_type_kept(caplog):
+    kg = KnowledgeGraph()
+    with caplog.at_level(logging.WARNING, logger="kg_rag"):
+        kg.add_entity("Apple", "ORGANIZATION")
+        kg.add_entity("apple", "PRODUCT")
+    assert kg.get_entity("apple").entity_type == "ORGANIZATION"
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "ORGANIZATION" in warnings[0].getMessage() and "PRODUCT" in warnings[0].getMessage()

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from kg_rag import Chunk, EntityBasedKGRAG, KnowledgeGraph, QueryParams, build_index
+from kg_rag import Chunk, EntityBasedKGRAG, KnowledgeGraph, QueryParams
 
 STRATEGIES = ["chain", "frequency", "path", "ppr"]
+
+
 QUESTION = "Who does Lars Eriksen report to, and who manages the Data Platform team?"
 
 
@@ -147,57 +149,3 @@ def test_chain_chunks_follow_type_direction_and_hop_filters(bow_embeddings):
     # no hops: nothing is linked (chunks by relevance, and by the query entities they mention)
     assert linked(strategy={"name": "chain", "seed_weight": 0.0}, max_hops=0) == set()
     assert linked(strategy={"name": "chain", "seed_weight": 0.0}) == {"a", "b"}
-
-
-def test_an_entity_name_with_a_comma_is_one_name_on_the_command_line(tmp_path, capsys):
-    """ "Washington, D.C." used to be split into "Washington" and "D.C.": the wrong entity was excluded, and the
-    one named stayed. A flag value that names an entity is one name; otherwise a list, quotes honoured."""
-    from kg_rag.cli import main
-    from kg_rag.store import DirectoryStore
-    from kg_rag.testing import BagOfWordsEmbeddings
-
-    kg = KnowledgeGraph()
-    kg.add_chunk(Chunk("c1", "The agency moved from Washington, D.C. to Denver.", "d1"))
-    kg.add_chunk(Chunk("c2", "Washington signed the charter of the agency.", "d2"))
-    kg.add_relation("Agency", "Washington, D.C.", "MOVED_FROM", chunk_id="c1")
-    kg.add_relation("Agency", "Denver", "MOVED_TO", chunk_id="c1")
-    kg.add_relation("Washington", "Agency", "SIGNED_CHARTER_OF", chunk_id="c2")
-    DirectoryStore(tmp_path / "idx").save(build_index(kg, BagOfWordsEmbeddings()))
-    argv = ["query", str(tmp_path / "idx"), "Where did the agency move from?", "--no-answer"]
-    argv += ["--embeddings", "kg_rag.testing:BagOfWordsEmbeddings"]
-
-    def graph_half(*flags: str) -> tuple[str, str]:
-        assert main([*argv, *flags]) == 0
-        out, err = capsys.readouterr()
-        return out.split("-----Sources-----")[0], err
-
-    shown, _ = graph_half()
-    assert "|Washington, D.C.|" in shown and "|Washington|" in shown
-    shown, err = graph_half("--exclude-entities", "Washington, D.C.")
-    assert "Washington, D.C." not in shown and "|Washington|" in shown and "warning" not in err
-    shown, err = graph_half("--exclude-entities", '"Washington, D.C.",Denver')
-    assert "Washington, D.C." not in shown and "Denver" not in shown and "|Washington|" in shown
-    shown, err = graph_half("--exclude-entities", "Denver, Nowhere")
-    assert "Denver" not in shown and "no entity named 'Nowhere'" in err
-
-
-def test_entity_filters_are_cli_flags(demo_index, tmp_path, capsys):
-    from kg_rag.cli import main
-    from kg_rag.store import DirectoryStore
-
-    DirectoryStore(tmp_path / "idx").save(demo_index)
-    argv = [
-        "query",
-        str(tmp_path / "idx"),
-        QUESTION,
-        "--no-answer",
-        "--embeddings",
-        "tests.conftest:BagOfWordsEmbeddings",
-    ]
-    assert main(argv) == 0
-    assert "-[REPORTS_TO]-> Priya Nair" in capsys.readouterr().out
-    assert main([*argv, "--exclude-entities", "Priya Nair", "--include-entities", "Lars Eriksen,Nobody"]) == 0
-    out, err = capsys.readouterr()
-    graph_half = out.split("-----Sources-----")[0]
-    assert "Priya Nair" not in graph_half and "Lars Eriksen" in graph_half
-    assert "warning: include_entities: no entity named 'Nobody'" in err

@@ -1,4 +1,5 @@
-"""The contract every storage backend must pass: round trip, atomic saves, clear errors on bad files."""
+"""The directory store (``kg_rag/store/directory.py``, ``files.py``): identical round trips, atomic saves, the same
+results as the in-memory index, and damaged, missing or foreign files named in one line."""
 
 from __future__ import annotations
 
@@ -15,7 +16,22 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kg_rag import Chunk, DirectoryStore, IndexFormatError, KnowledgeGraph, build_index
+from kg_rag import (
+    Chunk,
+    DirectoryStore,
+    EntityBasedKGRAG,
+    IndexFormatError,
+    KnowledgeGraph,
+    build_index,
+    load_index,
+    save_index,
+)
+from kg_rag.bench import synthetic_index
+from kg_rag.cli import main
+from kg_rag.context import render_path
+from kg_rag.demo import DEMO_CORPUS
+from kg_rag.query.engine import QueryEngine
+from kg_rag.query.params import QueryParams
 from kg_rag.store.directory import POINTER
 
 BACKENDS = {"directory": lambda tmp: DirectoryStore(tmp / "idx")}
@@ -235,3 +251,147 @@ def test_large_vector_files_are_read_by_row(tmp_path, fake_embeddings, monkeypat
     q = index.facts.vectors[:1]
     assert np.array_equal(loaded.facts.search(q, 3)[1], index.facts.search(q, 3)[1])
     assert len(loaded.cache()) == len(index.cache())  # iterating rows works (used when re-indexing)
+
+
+DEEP = "[" * 200_000 + "]" * 200_000
+
+
+@pytest.fixture(scope="module")
+def demo_dir(tmp_path_factory) -> Path:
+    idx = tmp_path_factory.mktemp("cli") / "idx"
+    assert main(["index", "--extractions", str(DEMO_CORPUS), "--out", str(idx), "--embeddings", "fake:16", "-q"]) == 0
+    return idx
+
+
+def copy_index(src: Path, dst: Path) -> Path:
+    import shutil
+
+    shutil.copytree(src, dst)
+    return dst
+
+
+def one_line_error(capsys, argv: list[str], message: str) -> None:
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.startswith("kg-rag: error: ") and message in err, err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_deeply_nested_pointer_and_manifest(demo_dir, tmp_path, capsys):
+    idx = copy_index(demo_dir, tmp_path / "p")
+    (idx / "kg-rag-index.json").write_text(DEEP)
+    one_line_error(capsys, ["stats", str(idx)], "kg-rag-index.json: JSON is nested too deeply")
+    idx = copy_index(demo_dir, tmp_path / "m")
+    manifest = next(idx.glob("gen-*")) / "manifest.json"
+    manifest.write_text(DEEP)
+    one_line_error(capsys, ["query", str(idx), "who?", "--embeddings", "fake:16"], "manifest.json: JSON is nested")
+
+
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("files", ["chunks.jsonl"], "no valid file list"),
+        ("schema_version", "2", "invalid schema_version"),
+        ("stats", [1], "stats must be a JSON object"),
+        ("embedding", "x", "embedding must be a JSON object"),
+    ],
+)
+def test_manifest_with_wrong_field_types(demo_dir, tmp_path, capsys, field, value, message):
+    idx = copy_index(demo_dir, tmp_path / "idx")
+    path = next(idx.glob("gen-*")) / "manifest.json"
+    manifest = json.loads(path.read_text())
+    manifest[field] = value
+    path.write_text(json.dumps(manifest))
+    one_line_error(capsys, ["query", str(idx), "who?", "--embeddings", "fake:16"], message)
+
+
+# ------------------------------------------------------------------ bad data files
+def test_corrupt_faiss_file_is_named(demo_index, tmp_path, monkeypatch):
+    import kg_rag.index.vectors as vectors_module
+
+    monkeypatch.setattr(vectors_module, "EXACT_MAX_ROWS", 5)  # force the persisted inverted-file index
+    kg = KnowledgeGraph()
+    rng = np.random.default_rng(0)
+    for i in range(300):
+        kg.add_chunk(Chunk(f"c{i}", f"text {i}", f"d{i}"))
+        kg.add_relation(f"E{i}", f"E{(i * 7) % 300 + 1}", "PRECEDED", chunk_id=f"c{i}")
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    index = build_index(kg, DeterministicFakeEmbedding(size=16))
+    save_index(index, tmp_path / "idx")
+    gen = tmp_path / "idx" / json.loads((tmp_path / "idx" / POINTER).read_text())["generation"]
+    assert (gen / "facts.faiss").is_file()
+    loaded = load_index(tmp_path / "idx")
+    q = rng.standard_normal((1, 16)).astype(np.float32)
+    assert loaded.facts.search(q, 3)[1].shape == (1, 3)
+    data = (gen / "facts.faiss").read_bytes()
+    (gen / "facts.faiss").write_bytes(data[: len(data) // 2])
+    with pytest.raises(IndexFormatError, match="facts.faiss"):
+        load_index(tmp_path / "idx")
+
+
+def test_index_directory_that_is_a_file(tmp_path):
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(IndexFormatError, match="no such index directory"):
+        load_index(tmp_path / "f")
+
+
+def test_no_index_there_is_told_apart_from_a_damaged_one(tmp_path):
+    """Both backends raise IndexNotFoundError for "nothing there" (PostgreSQL: a schema with no index, in
+    test_postgres.py); a damaged index stays a plain IndexFormatError."""
+    from kg_rag import IndexNotFoundError
+
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(IndexNotFoundError, match="no such index directory"):
+        load_index(tmp_path / "missing")
+    with pytest.raises(IndexNotFoundError, match="no kg-rag index there"):
+        load_index(tmp_path / "empty")
+    (tmp_path / "empty" / "kg-rag-index.json").write_text("{not json")
+    with pytest.raises(IndexFormatError) as damaged:
+        load_index(tmp_path / "empty")
+    assert not isinstance(damaged.value, IndexNotFoundError)
+
+
+class _VectorsOnly:
+    def embed_query(self, text):
+        raise RuntimeError("vectors only")
+
+    embed_documents = embed_query
+
+
+@pytest.fixture(scope="module")
+def small():
+    s = synthetic_index(400, 3000, dim=32, n_queries=12, seed=7)
+    return s, QueryEngine.for_index(s.index, _VectorsOnly(), QueryParams())
+
+
+def test_saved_index_gives_identical_results(small, tmp_path):
+    """Queries on a saved index run from the saved arrays and record offsets — same results as in memory."""
+    from kg_rag import DirectoryStore
+
+    s, engine = small
+    store = DirectoryStore(tmp_path / "idx")
+    store.save(s.index)
+    loaded = QueryEngine(store.backend(), _VectorsOnly(), QueryParams())
+    for strategy in ("chain", "ppr", "frequency", "path"):
+        p = QueryParams(strategy=strategy, max_context_tokens=1500)
+        for q, text in zip(s.queries, s.query_texts):
+            a, b = engine.retrieve_by_vector(q, text, p), loaded.retrieve_by_vector(q, text, p)
+            assert [(c.id, c.score, c.text) for c in a.chunks] == [(c.id, c.score, c.text) for c in b.chunks]
+            assert [e.key for e in a.entities] == [e.key for e in b.entities]
+            assert [render_path(a.names, x) for x in a.paths] == [render_path(b.names, x) for x in b.paths]
+            assert [r.relation_id for r in a.relations] == [r.relation_id for r in b.relations]
+
+
+def test_lazy_index_can_still_be_edited(tmp_path, bow_embeddings, demo_index):
+    from kg_rag import Chunk, load_index, save_index
+
+    save_index(demo_index, tmp_path / "idx")
+    loaded = load_index(tmp_path / "idx")
+    r = EntityBasedKGRAG(index=loaded, embeddings=bow_embeddings)
+    before = [d.metadata["chunk_id"] for d in r.invoke("Quokka Council")]
+    loaded.kg.add_chunk(Chunk("new", "Quokka Council supersedes Storage Policy v2.", "new-doc"))
+    loaded.kg.add_relation("Quokka Council", "Storage Policy v2", "SUPERSEDES", chunk_id="new")
+    after = [d.metadata["chunk_id"] for d in r.invoke("Quokka Council")]
+    assert "new" not in before and after[0] == "new"

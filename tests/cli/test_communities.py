@@ -1,0 +1,81 @@
+"""``kg-rag communities`` and ``kg-rag global`` (``kg_rag/cli/communities.py``): levels, index checks before the chat
+model, reports and global search over HTTP."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kg_rag.cli import main
+from kg_rag.demo import DEMO_CORPUS
+
+BOW = "kg_rag.testing:BagOfWordsEmbeddings"
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# ------------------------------------------------------------------------------------------- global search
+def test_reports_and_global_search_over_http(openai_server, tmp_path, capsys):
+    idx = str(tmp_path / "idx")
+    assert run(capsys, "index", "--extractions", str(DEMO_CORPUS), "--out", idx, "--embeddings", BOW, "-q")[0] == 0
+    code, out, _ = run(capsys, "communities", idx)
+    assert code == 0 and "reports: chat model" in out
+    usage = re.search(r"llm usage: (\d+) chat calls, (\d+) prompt \+ (\d+) completion tokens; per 1 000 chunks", out)
+    assert usage and int(usage.group(1)) == 5
+    code, out, _ = run(capsys, "global", idx, "What are the main themes of these documents?")
+    assert code == 0
+    answer, _, rest = out.partition("\n\n")
+    cited = re.findall(r"\[c:(L\d-[0-9a-f]+)\]", answer)
+    assert cited and f"communities: {cited[0]}" in rest
+    assert re.search(r"llm usage: 2 chat calls", rest)  # one map batch + the reduce step
+    code, out, _ = run(capsys, "communities", idx)
+    assert "0 reports written, 5 reused" in out  # nothing changed: no chat calls
+
+
+@pytest.fixture(scope="module")
+def demo_idx(tmp_path_factory) -> Path:
+    """The demo corpus indexed with fake embeddings (module-wide: copy it before changing it)."""
+    idx = tmp_path_factory.mktemp("inputs") / "idx"
+    assert main(["index", "--extractions", str(DEMO_CORPUS), "--out", str(idx), "--embeddings", "fake:16", "-q"]) == 0
+    return idx
+
+
+@pytest.fixture
+def no_chat_model(monkeypatch) -> None:
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "KG_RAG_CHAT_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def one_line_error(capsys, argv: list[str], message: str) -> str:
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.startswith("kg-rag: error: ") and message in err, err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    return err
+
+
+def test_communities_level_above_the_highest_names_the_levels(demo_idx, tmp_path, capsys, no_chat_model):
+    idx = shutil.copytree(demo_idx, tmp_path / "idx")
+    assert main(["communities", str(idx), "--json"]) == 0
+    levels = sorted({c["level"] for c in json.loads(capsys.readouterr().out)["communities"]})
+    assert levels and levels[0] == 0
+    shown = ", ".join(map(str, levels))
+    err = one_line_error(capsys, ["communities", str(idx), "--level", "5"], "--level 5: the index has no communities")
+    assert f"(it has levels {shown})" in err
+    assert main(["communities", str(idx), "--level", "0"]) == 0
+    assert " level 0 " in capsys.readouterr().out
+    one_line_error(capsys, ["global", str(idx), "q", "--level", "5"], f"(the index has levels {shown})")
+
+
+def test_global_checks_the_index_before_the_chat_model(tmp_path, demo_idx, capsys, no_chat_model):
+    one_line_error(capsys, ["global", str(tmp_path / "nonexist"), "x"], "nonexist: no such index directory")
+    one_line_error(capsys, ["global", str(demo_idx), "x"], "no community reports (run `kg-rag communities")
