@@ -3,18 +3,12 @@ exit status 2 and no traceback, counts and limits checked at parse time by the f
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from kg_rag.cli import main
 from kg_rag.demo import DEMO_CORPUS
 
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+from ..cli_support import one_line_error, refused_by_parser, run
 
 
 @pytest.mark.parametrize(
@@ -47,25 +41,10 @@ def test_errors_are_one_line_without_traceback(argv, message, tmp_path, capsys, 
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
-@pytest.fixture(scope="module")
-def demo_dir(tmp_path_factory) -> Path:
-    idx = tmp_path_factory.mktemp("cli") / "idx"
-    assert main(["index", "--extractions", str(DEMO_CORPUS), "--out", str(idx), "--embeddings", "fake:16", "-q"]) == 0
-    return idx
-
-
-def one_line_error(capsys, argv: list[str], message: str) -> None:
-    code = main(argv)
-    err = capsys.readouterr().err
-    assert code == 2, err
-    assert err.startswith("kg-rag: error: ") and message in err, err
-    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
-
-
-def test_embeddings_spec_that_is_not_embeddings(demo_dir, capsys):
-    argv = ["query", str(demo_dir), "who?", "--embeddings", "json:dumps"]
+def test_embeddings_spec_that_is_not_embeddings(demo_idx, capsys):
+    argv = ["query", str(demo_idx), "who?", "--embeddings", "json:dumps"]
     one_line_error(capsys, argv, "'json:dumps' is not a LangChain Embeddings")
-    one_line_error(capsys, ["query", str(demo_dir), "who?", "--embeddings", "fake:x"], "positive integer DIM")
+    one_line_error(capsys, ["query", str(demo_idx), "who?", "--embeddings", "fake:x"], "positive integer DIM")
 
 
 def test_counts_are_checked_by_the_flag_name(tmp_path, capsys):
@@ -79,13 +58,6 @@ def test_counts_are_checked_by_the_flag_name(tmp_path, capsys):
             main(argv)
         err = capsys.readouterr().err
         assert exc.value.code == 2 and f"argument {flag}: must be at least" in err
-
-
-def refused_by_parser(capsys, argv: list[str], message: str) -> None:
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-    err = capsys.readouterr().err
-    assert exc.value.code == 2 and message in err, err
 
 
 # ----------------------------------------------------------------------------- 3. limits at parse time

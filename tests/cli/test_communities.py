@@ -6,20 +6,13 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from pathlib import Path
-
-import pytest
 
 from kg_rag.cli import main
 from kg_rag.demo import DEMO_CORPUS
 
+from ..cli_support import one_line_error, run
+
 BOW = "kg_rag.testing:BagOfWordsEmbeddings"
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 # ------------------------------------------------------------------------------------------- global search
@@ -40,29 +33,6 @@ def test_reports_and_global_search_over_http(openai_server, tmp_path, capsys):
     assert "0 reports written, 5 reused" in out  # nothing changed: no chat calls
 
 
-@pytest.fixture(scope="module")
-def demo_idx(tmp_path_factory) -> Path:
-    """The demo corpus indexed with fake embeddings (module-wide: copy it before changing it)."""
-    idx = tmp_path_factory.mktemp("inputs") / "idx"
-    assert main(["index", "--extractions", str(DEMO_CORPUS), "--out", str(idx), "--embeddings", "fake:16", "-q"]) == 0
-    return idx
-
-
-@pytest.fixture
-def no_chat_model(monkeypatch) -> None:
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "KG_RAG_CHAT_MODEL"):
-        monkeypatch.delenv(name, raising=False)
-
-
-def one_line_error(capsys, argv: list[str], message: str) -> str:
-    code = main(argv)
-    err = capsys.readouterr().err
-    assert code == 2, err
-    assert err.startswith("kg-rag: error: ") and message in err, err
-    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
-    return err
-
-
 def test_communities_level_above_the_highest_names_the_levels(demo_idx, tmp_path, capsys, no_chat_model):
     idx = shutil.copytree(demo_idx, tmp_path / "idx")
     assert main(["communities", str(idx), "--json"]) == 0
@@ -79,3 +49,11 @@ def test_communities_level_above_the_highest_names_the_levels(demo_idx, tmp_path
 def test_global_checks_the_index_before_the_chat_model(tmp_path, demo_idx, capsys, no_chat_model):
     one_line_error(capsys, ["global", str(tmp_path / "nonexist"), "x"], "nonexist: no such index directory")
     one_line_error(capsys, ["global", str(demo_idx), "x"], "no community reports (run `kg-rag communities")
+
+
+def test_global_search_without_reports_is_a_clear_error(openai_server, tmp_path, capsys, demo_index):
+    from kg_rag.store import DirectoryStore
+
+    DirectoryStore(tmp_path / "idx").save(demo_index)
+    code, _, err = run(capsys, "global", str(tmp_path / "idx"), "What happened?")
+    assert code == 2 and "no community reports" in err and "kg-rag communities" in err

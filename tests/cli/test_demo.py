@@ -11,12 +11,18 @@ import subprocess
 import sys
 import tempfile
 import uuid
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from kg_rag.cli import main
 from kg_rag.store import open_store
+
+from .. import cli_support
+from ..cli_support import run
+
+one_line_error = partial(cli_support.one_line_error, stdout_empty=True)
 
 BOW = "kg_rag.testing:BagOfWordsEmbeddings"
 
@@ -46,12 +52,6 @@ def test_demo_removes_it_when_it_fails_too(temp_root, capsys):
 def test_demo_keeps_what_out_names(temp_root, tmp_path, capsys):
     assert main(["demo", "-q", "--embeddings", BOW, "--out", str(tmp_path / "kept")]) == 0
     assert (tmp_path / "kept" / "index").is_dir() and "removed when the demo ends" not in capsys.readouterr().out
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_console_script_and_demo_run_as_a_program(tmp_path):
@@ -84,16 +84,6 @@ def test_demo_with_a_chat_model_prints_answers(openai_server, tmp_path, capsys):
     )
     assert code == 0
     assert out.count("  answer: According to [1]: ") == 4 and "sources: doc-" in out
-
-
-def one_line_error(capsys, argv: list[str], message: str) -> str:
-    code = main(argv)
-    out, err = capsys.readouterr()
-    assert code == 2, err
-    assert err.startswith("kg-rag: error: ") and message in err, err
-    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
-    assert not out, out
-    return err
 
 
 # --------------------------------------------------------------------------- demo: --pg and the schema

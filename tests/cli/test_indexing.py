@@ -15,7 +15,9 @@ import pytest
 from kg_rag.cli import main
 from kg_rag.demo import DEMO_CORPUS
 
+from ..cli_support import one_line_error, run
 from ..conftest import require_musique
+from ..ingest.test_openie import ALPHA_CORPUS, ALPHA_OPENIE
 
 SMALL_OPENIE = {
     "docs": [
@@ -36,12 +38,6 @@ def small_files(tmp_path):
     (tmp_path / "o.json").write_text(json.dumps(SMALL_OPENIE))
     (tmp_path / "c.json").write_text(json.dumps(SMALL_CORPUS))
     return tmp_path
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_index_then_stats_json(small_files, capsys):
@@ -314,37 +310,6 @@ def test_a_folder_that_is_not_an_index_is_refused_before_any_work(tmp_path, caps
     assert sorted(p.name for p in target.iterdir()) == ["notes.txt"]  # no lock file left behind
 
 
-OPENIE = {
-    "docs": [
-        {
-            "passage": "Alpha\nAlpha supersedes Beta.",
-            "extracted_entities": ["Alpha", "Beta"],
-            "extracted_triples": [["Alpha", "supersedes", "Beta"]],
-        }
-    ]
-}
-
-
-CORPUS = [{"title": "Alpha", "text": "Alpha supersedes Beta."}]
-
-
-@pytest.fixture(scope="module")
-def demo_idx(tmp_path_factory) -> Path:
-    """The demo corpus indexed with fake embeddings (module-wide: copy it before changing it)."""
-    idx = tmp_path_factory.mktemp("inputs") / "idx"
-    assert main(["index", "--extractions", str(DEMO_CORPUS), "--out", str(idx), "--embeddings", "fake:16", "-q"]) == 0
-    return idx
-
-
-def one_line_error(capsys, argv: list[str], message: str) -> str:
-    code = main(argv)
-    err = capsys.readouterr().err
-    assert code == 2, err
-    assert err.startswith("kg-rag: error: ") and message in err, err
-    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
-    return err
-
-
 def entities_file(idx: Path) -> Path:
     return next(idx.glob("gen-*")) / "entities.jsonl"
 
@@ -410,8 +375,8 @@ def test_stats_of_a_file_or_an_empty_path(tmp_path, capsys, monkeypatch):
 
 
 def test_stats_docs_json_shows_passage_titles(tmp_path, capsys):
-    (tmp_path / "o.json").write_text(json.dumps(OPENIE))
-    (tmp_path / "c.json").write_text(json.dumps(CORPUS))
+    (tmp_path / "o.json").write_text(json.dumps(ALPHA_OPENIE))
+    (tmp_path / "c.json").write_text(json.dumps(ALPHA_CORPUS))
     idx = str(tmp_path / "idx")
     argv = ["index", "--openie", str(tmp_path / "o.json"), "--corpus", str(tmp_path / "c.json"), "--out", idx]
     assert main([*argv, "--embeddings", "fake:8", "-q"]) == 0
@@ -437,7 +402,7 @@ def test_stats_docs_json_of_an_older_index_takes_titles_from_its_chunks(tmp_path
 
 # ----------------------------------------------------------------------------- 5. mismatched corpus, failed runs
 def test_openie_that_matches_no_corpus_passage_is_an_error(tmp_path, capsys):
-    (tmp_path / "o.json").write_text(json.dumps(OPENIE))
+    (tmp_path / "o.json").write_text(json.dumps(ALPHA_OPENIE))
     (tmp_path / "c.json").write_text(json.dumps([{"title": "Other", "text": "Something else entirely."}]))
     out = tmp_path / "idx"
     argv = ["index", "--openie", str(tmp_path / "o.json"), "--corpus", str(tmp_path / "c.json"), "--out", str(out)]
@@ -460,8 +425,8 @@ def test_openie_that_matches_no_corpus_passage_is_an_error(tmp_path, capsys):
 def test_a_bad_input_fails_before_the_out_folder_is_created(inputs, message, tmp_path, capsys):
     (tmp_path / "bad.json").write_text("{")
     (tmp_path / "list.json").write_text("[]")
-    (tmp_path / "o.json").write_text(json.dumps(OPENIE))
-    (tmp_path / "c.json").write_text(json.dumps(CORPUS))
+    (tmp_path / "o.json").write_text(json.dumps(ALPHA_OPENIE))
+    (tmp_path / "c.json").write_text(json.dumps(ALPHA_CORPUS))
     out = tmp_path / "new" / "deeper" / "idx"
     argv = ["index", *(a.replace("{tmp}", str(tmp_path)) for a in inputs), "--out", str(out), "--embeddings", "fake:8"]
     one_line_error(capsys, argv, message.replace("{tmp}", str(tmp_path)))

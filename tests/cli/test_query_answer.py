@@ -9,6 +9,8 @@ from kg_rag.cli import main
 from kg_rag.demo import DEMO_CORPUS
 from kg_rag.store import DirectoryStore
 
+from ..cli_support import run
+
 Q = "Who does Lars Eriksen report to?"
 
 
@@ -24,12 +26,6 @@ def test_query_json_carries_the_answer_and_no_answer_leaves_it_out(openai_server
     assert main(["query", str(idx), Q, "--json", "--no-answer", *emb]) == 0
     assert "answer" not in json.loads(capsys.readouterr().out)
     assert len(openai_server.requests) == 1
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_query_prints_answer_when_a_chat_model_is_configured(openai_server, tmp_path, capsys):

@@ -4,35 +4,20 @@ and what ``--json`` lists."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from kg_rag import Chunk, EntityBasedKGRAG, KnowledgeGraph, build_index
 from kg_rag.cli import main
-from kg_rag.demo import DEMO_CORPUS
 from kg_rag.testing import BagOfWordsEmbeddings
+
+from ..cli_support import one_line_error, run
+from ..communities.graphs import big_graph
 
 BOW = "kg_rag.testing:BagOfWordsEmbeddings"
 
 
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 # ------------------------------------------------------------------------------------------- detection
-def big_graph() -> KnowledgeGraph:
-    kg = KnowledgeGraph()
-    for team in range(4):  # four dense groups, loosely joined
-        for i in range(8):
-            cid = f"t{team}c{i}"
-            kg.add_chunk(Chunk(cid, f"Team {team} member {i} works with member {(i + 1) % 8}.", f"team{team}.md"))
-            kg.add_relation(f"T{team} M{i}", f"T{team} M{(i + 1) % 8}", "WORKS_WITH", chunk_id=cid)
-            kg.add_relation(f"T{team} M{i}", f"T{team} M{(i + 3) % 8}", "ADVISES", chunk_id=cid)
-        kg.add_relation(f"T{team} M0", f"T{(team + 1) % 4} M0", "LIAISES_WITH", chunk_id=f"t{team}c0")
-    return kg
 
 
 def test_query_json_lists_the_community_reports_the_context_shows(tmp_path, capsys):
@@ -105,23 +90,8 @@ def test_entity_filters_are_cli_flags(demo_index, tmp_path, capsys):
     assert "warning: include_entities: no entity named 'Nobody'" in err
 
 
-@pytest.fixture(scope="module")
-def demo_dir(tmp_path_factory) -> Path:
-    idx = tmp_path_factory.mktemp("cli") / "idx"
-    assert main(["index", "--extractions", str(DEMO_CORPUS), "--out", str(idx), "--embeddings", "fake:16", "-q"]) == 0
-    return idx
-
-
-def one_line_error(capsys, argv: list[str], message: str) -> None:
-    code = main(argv)
-    err = capsys.readouterr().err
-    assert code == 2, err
-    assert err.startswith("kg-rag: error: ") and message in err, err
-    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
-
-
-def test_unknown_preset_is_named(demo_dir, capsys):
-    argv = ["query", str(demo_dir), "who?", "--preset", "bogus", "--embeddings", "fake:16"]
+def test_unknown_preset_is_named(demo_idx, capsys):
+    argv = ["query", str(demo_idx), "who?", "--preset", "bogus", "--embeddings", "fake:16"]
     one_line_error(capsys, argv, "unknown preset 'bogus'; choose one of default, seed003")
 
 

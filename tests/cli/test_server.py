@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -13,15 +14,9 @@ import pytest
 
 from kg_rag.cli import build_parser, main
 
+from .. import cli_support
 
-def one_line_error(capsys, argv: list[str], message: str) -> str:
-    code = main(argv)
-    out, err = capsys.readouterr()
-    assert code == 2, err
-    assert err.startswith("kg-rag: error: ") and message in err, err
-    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
-    assert not out, out
-    return err
+one_line_error = partial(cli_support.one_line_error, stdout_empty=True)
 
 
 def snapshot(path: Path) -> tuple[int, int, int, list[str]]:

@@ -4,23 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from kg_rag import Chunk, KnowledgeGraph
 from kg_rag.communities import (
     detect_communities,
 )
 
+from .graphs import big_graph
 
 # ------------------------------------------------------------------------------------------- detection
-def big_graph() -> KnowledgeGraph:
-    kg = KnowledgeGraph()
-    for team in range(4):  # four dense groups, loosely joined
-        for i in range(8):
-            cid = f"t{team}c{i}"
-            kg.add_chunk(Chunk(cid, f"Team {team} member {i} works with member {(i + 1) % 8}.", f"team{team}.md"))
-            kg.add_relation(f"T{team} M{i}", f"T{team} M{(i + 1) % 8}", "WORKS_WITH", chunk_id=cid)
-            kg.add_relation(f"T{team} M{i}", f"T{team} M{(i + 3) % 8}", "ADVISES", chunk_id=cid)
-        kg.add_relation(f"T{team} M0", f"T{(team + 1) % 4} M0", "LIAISES_WITH", chunk_id=f"t{team}c0")
-    return kg
 
 
 def test_detection_is_hierarchical_deterministic_and_covers_the_graph():

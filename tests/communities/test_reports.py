@@ -8,8 +8,7 @@ import re
 
 import pytest
 
-from kg_rag import Chunk, EntityBasedKGRAG, KnowledgeGraph, build_index, load_index
-from kg_rag.cli import main
+from kg_rag import Chunk, KnowledgeGraph, build_index, load_index
 from kg_rag.communities import (
     community_context,
     detect_communities,
@@ -17,39 +16,19 @@ from kg_rag.communities import (
     mark_stale,
     refresh_communities,
 )
-from kg_rag.demo import DEMO_CORPUS
-from kg_rag.ingest.extraction_file import import_extraction_file
 from kg_rag.testing import BagOfWordsEmbeddings
 
-FORWARD = "Executive Order 14028 [SUPERSEDES] Executive Order 13800"
+from ..cli_support import run
+from . import graphs
+from .graphs import BACKWARD, FORWARD, big_graph, orders_graph
 
 
-BACKWARD = "Executive Order 13800 [SUPERSEDES] Executive Order 14028"
+@pytest.fixture
+def demo_with_communities():
+    return graphs.demo_with_communities()
 
 
 BOW = "kg_rag.testing:BagOfWordsEmbeddings"
-
-
-def orders_graph() -> KnowledgeGraph:
-    kg = KnowledgeGraph()
-    kg.add_chunk(Chunk("c1", "Executive Order 14028 supersedes Executive Order 13800.", "orders.md", {"title": "EOs"}))
-    kg.add_chunk(Chunk("c2", "Executive Order 13800 was signed by the President.", "orders.md"))
-    kg.add_relation(
-        "Executive Order 14028",
-        "Executive Order 13800",
-        "SUPERSEDES",
-        chunk_id="c1",
-        evidence="Executive Order 14028 supersedes Executive Order 13800",
-        description="replaces it",
-    )
-    kg.add_relation("President", "Executive Order 13800", "SIGNED", chunk_id="c2")
-    return kg
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 # ------------------------------------------------------------------------------------------- direction
@@ -66,16 +45,6 @@ def test_reports_keep_relation_type_and_direction():
 
 
 # ------------------------------------------------------------------------------------------- detection
-def big_graph() -> KnowledgeGraph:
-    kg = KnowledgeGraph()
-    for team in range(4):  # four dense groups, loosely joined
-        for i in range(8):
-            cid = f"t{team}c{i}"
-            kg.add_chunk(Chunk(cid, f"Team {team} member {i} works with member {(i + 1) % 8}.", f"team{team}.md"))
-            kg.add_relation(f"T{team} M{i}", f"T{team} M{(i + 1) % 8}", "WORKS_WITH", chunk_id=cid)
-            kg.add_relation(f"T{team} M{i}", f"T{team} M{(i + 3) % 8}", "ADVISES", chunk_id=cid)
-        kg.add_relation(f"T{team} M0", f"T{(team + 1) % 4} M0", "LIAISES_WITH", chunk_id=f"t{team}c0")
-    return kg
 
 
 def test_staleness_is_incremental(tmp_path, capsys):
@@ -214,14 +183,6 @@ def test_mark_stale_only_touches_changed_communities():
 
 
 # ------------------------------------------------------------------------------------------- context
-@pytest.fixture
-def demo_with_communities():
-    kg = KnowledgeGraph()
-    import_extraction_file(kg, DEMO_CORPUS)
-    emb = BagOfWordsEmbeddings()
-    index = build_index(kg, emb)
-    index.communities, _ = refresh_communities(kg)
-    return EntityBasedKGRAG(index=index, embeddings=emb), index
 
 
 def test_extractive_report_marks_itself():

@@ -30,10 +30,16 @@ from kg_rag.context.format import (
     SOURCE_LINE_PREFIX,
     SOURCES_HEADER,
 )
-from kg_rag.demo import DEMO_CORPUS
-from kg_rag.ingest.extraction_file import import_extraction_file
 from kg_rag.testing import BagOfWordsEmbeddings
 from kg_rag.tokens import count_tokens
+
+from ..communities import graphs
+
+
+@pytest.fixture
+def demo_with_communities():
+    return graphs.demo_with_communities()
+
 
 HOSTILE = ["A -> B", "x -[EVIL]-> y", "pipe | name", "comma, name", 'quote "name"', "bracket [x]", "tab\tname"]
 
@@ -207,14 +213,6 @@ def test_a_chunks_graph_score_is_the_part_of_its_score_the_graph_gave(directiona
 
 
 # ------------------------------------------------------------------------------------------- context
-@pytest.fixture
-def demo_with_communities():
-    kg = KnowledgeGraph()
-    import_extraction_file(kg, DEMO_CORPUS)
-    emb = BagOfWordsEmbeddings()
-    index = build_index(kg, emb)
-    index.communities, _ = refresh_communities(kg)
-    return EntityBasedKGRAG(index=index, embeddings=emb), index
 
 
 def test_community_section_budget_share_and_flow(demo_with_communities):

@@ -5,61 +5,14 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
-from kg_rag import Chunk, KnowledgeGraph, build_index, save_index
 from kg_rag.cli import main
 from kg_rag.eval import evaluate, load_musique_questions
 from kg_rag.eval.datasets import single_hop_questions
 from kg_rag.eval.methods import BUILTIN
 from kg_rag.store.memory import LiveBackend
 
-from ..conftest import BagOfWordsEmbeddings
-
-PASSAGES = {
-    "p0": "The Brandon play was written by Henrik Ibsen.",
-    "p1": "Henrik Ibsen was a Norwegian citizen.",
-    "p2": "Bergen is a city in Norway with a rainy climate.",
-    "p3": "Oslo is the capital of Norway.",
-}
-
-
-QUESTIONS = [
-    {
-        "id": "2hop__1_2",
-        "question": "What country was the author of the Brandon play a citizen of?",
-        "answer": "Norway",
-        "answer_aliases": ["Norwegian"],
-        "paragraphs": [
-            {"paragraph_text": PASSAGES["p0"], "is_supporting": True},
-            {"paragraph_text": PASSAGES["p1"], "is_supporting": True},
-            {"paragraph_text": PASSAGES["p2"], "is_supporting": False},
-        ],
-    },
-    {
-        "id": "3hop1__1_2_3",
-        "question": "What is the capital of Norway?",
-        "answer": "Oslo",
-        "answer_aliases": [],
-        "paragraphs": [{"paragraph_text": PASSAGES["p3"], "is_supporting": True}],
-    },
-]
-
-
-@pytest.fixture
-def small_eval(tmp_path):
-    kg = KnowledgeGraph()
-    for cid, text in PASSAGES.items():
-        kg.add_chunk(Chunk(cid, text, cid))
-    kg.add_relation("Brandon play", "Henrik Ibsen", "CREATED", chunk_id="p0")
-    kg.add_relation("Henrik Ibsen", "Norway", "RELATED", chunk_id="p1", predicate="citizen of")
-    kg.add_relation("Bergen", "Norway", "LOCATED_IN", chunk_id="p2")
-    kg.add_relation("Oslo", "Norway", "RELATED", chunk_id="p3", predicate="capital of")
-    emb = BagOfWordsEmbeddings()
-    index = build_index(kg, emb)
-    (tmp_path / "q.json").write_text(json.dumps(QUESTIONS))
-    save_index(index, tmp_path / "idx")
-    return index, emb, tmp_path
+from ..conftest import REPO
+from .conftest import PASSAGES
 
 
 def test_runner_reports_every_metric(small_eval):
@@ -175,3 +128,33 @@ def test_reachable_gold_relations_are_those_the_returned_passages_state(small_ev
         assert m["gold_relation_recall"] <= m["gold_relation_reachable"]
     dense = evaluate(qs, backend, emb, [BUILTIN["dense"]], (2,), progress=False)["methods"]["dense"]
     assert dense["gold_relation_reachable"] is None  # chunk-only methods have no graph half
+
+
+def test_cli_eval_writes_results(small_eval, capsys):
+    _, _, tmp = small_eval
+    out = tmp / "R.json"
+    code = main(
+        [
+            "eval",
+            "--questions",
+            str(tmp / "q.json"),
+            "--index",
+            str(tmp / "idx"),
+            "--methods",
+            "dense,bm25,seed003,kg-rag",
+            "--k",
+            "1,2",
+            "--out",
+            str(out),
+            "--embeddings",
+            "tests.conftest:BagOfWordsEmbeddings",
+            "--methods-dir",
+            str(REPO / "methods"),
+            "-q",
+        ]
+    )
+    assert code == 0
+    data = json.loads(out.read_text())
+    assert data["questions"] == 2 and set(data["methods"]) == {"dense", "bm25", "seed003", "kg-rag"}
+    assert "recall@2" in capsys.readouterr().out
+    assert main(["eval", "--questions", str(tmp / "q.json"), "--index", str(tmp / "idx"), "--methods", "nope"]) == 2

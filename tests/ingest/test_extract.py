@@ -6,15 +6,15 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from typing import Any
 
 import pytest
-from langchain_core.callbacks import BaseCallbackHandler
 
 from kg_rag import Chunk, EntityBasedKGRAG, KnowledgeGraph
 from kg_rag.ingest import IngestReport, LLMExtractor
 from kg_rag.ingest.extract import ExtractionResult, apply_extraction
 from kg_rag.model.relation_types import RelationTyper
+
+from ..conftest import Recorder
 
 GOOD = {
     "entities": [{"name": "Order B", "type": "POLICY", "description": "the new order"}],
@@ -280,28 +280,6 @@ def test_merges_that_create_self_loops_are_reported_by_name():
 @pytest.fixture
 def retriever(demo_index, bow_embeddings):
     return EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings, k=3)
-
-
-class Recorder(BaseCallbackHandler):
-    """Names of every run started, by kind."""
-
-    def __init__(self) -> None:
-        self.runs: list[tuple[str, str]] = []
-        self.tags: list[list[str]] = []
-
-    def on_retriever_start(self, serialized, query, **kwargs: Any) -> None:
-        self.runs.append(("retriever", kwargs.get("name") or ""))
-
-    def on_chain_start(self, serialized, inputs, **kwargs: Any) -> None:
-        self.runs.append(("chain", kwargs.get("name") or ""))
-        self.tags.append(list(kwargs.get("tags") or []))
-
-    def on_chat_model_start(self, serialized, messages, **kwargs: Any) -> None:
-        self.runs.append(("chat", kwargs.get("name") or ""))
-        self.tags.append(list(kwargs.get("tags") or []))
-
-    def on_llm_start(self, serialized, prompts, **kwargs: Any) -> None:
-        self.runs.append(("llm", kwargs.get("name") or ""))
 
 
 def test_extraction_calls_carry_the_callers_config_and_run_names(scripted_llm):

@@ -263,7 +263,8 @@ def test_a_second_corpus_file_never_replaces_the_first_ones_passages_by_position
     assert old.chunks["passage-00000"].text == second[0]["text"]
 
 
-MISMATCH_OPENIE = {
+# one OpenIE passage about Alpha (its title, then its text) and the corpus passage it comes from
+ALPHA_OPENIE = {
     "docs": [
         {
             "passage": "Alpha\nAlpha supersedes Beta.",
@@ -274,15 +275,15 @@ MISMATCH_OPENIE = {
 }
 
 
-MISMATCH_CORPUS = [{"title": "Alpha", "text": "Alpha supersedes Beta."}]
+ALPHA_CORPUS = [{"title": "Alpha", "text": "Alpha supersedes Beta."}]
 
 
 def test_openie_mismatch_leaves_the_graph_unchanged(tmp_path):
     from kg_rag import KnowledgeGraph, import_openie
 
     kg = KnowledgeGraph()
-    import_openie(kg, MISMATCH_OPENIE, MISMATCH_CORPUS)
+    import_openie(kg, ALPHA_OPENIE, ALPHA_CORPUS)
     before = kg.stats()
     with pytest.raises(ValueError, match="none of its passages is in the corpus"):
-        import_openie(kg, MISMATCH_OPENIE, [{"title": "Other", "text": "Something else."}])
+        import_openie(kg, ALPHA_OPENIE, [{"title": "Other", "text": "Something else."}])
     assert kg.stats() == before and before["relations"] == 1

@@ -18,6 +18,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from kg_rag import EntityBasedKGRAG, build_answer_graph
 from kg_rag.tokens import count_tokens
 
+from ..conftest import Recorder
+
 Q = "Who does Lars Eriksen report to?"
 FOLLOW_UP = "And who approved Directive 2023-07?"
 
@@ -202,28 +204,6 @@ def test_input_schema_is_question_and_history_or_messages(retriever_k5):
 
 
 QUESTION = "Who does Lars Eriksen report to?"
-
-
-class Recorder(BaseCallbackHandler):
-    """Names of every run started, by kind."""
-
-    def __init__(self) -> None:
-        self.runs: list[tuple[str, str]] = []
-        self.tags: list[list[str]] = []
-
-    def on_retriever_start(self, serialized, query, **kwargs: Any) -> None:
-        self.runs.append(("retriever", kwargs.get("name") or ""))
-
-    def on_chain_start(self, serialized, inputs, **kwargs: Any) -> None:
-        self.runs.append(("chain", kwargs.get("name") or ""))
-        self.tags.append(list(kwargs.get("tags") or []))
-
-    def on_chat_model_start(self, serialized, messages, **kwargs: Any) -> None:
-        self.runs.append(("chat", kwargs.get("name") or ""))
-        self.tags.append(list(kwargs.get("tags") or []))
-
-    def on_llm_start(self, serialized, prompts, **kwargs: Any) -> None:
-        self.runs.append(("llm", kwargs.get("name") or ""))
 
 
 # ------------------------------------------------------------------------------------------- answer graph

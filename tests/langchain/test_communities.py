@@ -7,8 +7,7 @@ import pytest
 from langchain_tests.integration_tests import ToolsIntegrationTests
 from langchain_tests.unit_tests import ToolsUnitTests
 
-from kg_rag import Chunk, EntityBasedKGRAG, KnowledgeGraph, build_index
-from kg_rag.cli import main
+from kg_rag import EntityBasedKGRAG, KnowledgeGraph, build_index
 from kg_rag.communities import (
     refresh_communities,
 )
@@ -16,32 +15,13 @@ from kg_rag.demo import DEMO_CORPUS
 from kg_rag.ingest.extraction_file import import_extraction_file
 from kg_rag.testing import BagOfWordsEmbeddings
 
-FORWARD = "Executive Order 14028 [SUPERSEDES] Executive Order 13800"
+from ..communities import graphs
+from ..communities.graphs import BACKWARD, FORWARD, orders_graph
 
 
-BACKWARD = "Executive Order 13800 [SUPERSEDES] Executive Order 14028"
-
-
-def orders_graph() -> KnowledgeGraph:
-    kg = KnowledgeGraph()
-    kg.add_chunk(Chunk("c1", "Executive Order 14028 supersedes Executive Order 13800.", "orders.md", {"title": "EOs"}))
-    kg.add_chunk(Chunk("c2", "Executive Order 13800 was signed by the President.", "orders.md"))
-    kg.add_relation(
-        "Executive Order 14028",
-        "Executive Order 13800",
-        "SUPERSEDES",
-        chunk_id="c1",
-        evidence="Executive Order 14028 supersedes Executive Order 13800",
-        description="replaces it",
-    )
-    kg.add_relation("President", "Executive Order 13800", "SIGNED", chunk_id="c2")
-    return kg
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+@pytest.fixture
+def demo_with_communities():
+    return graphs.demo_with_communities()
 
 
 def test_llm_reports_render_cited_relations_from_the_graph(openai_server):
@@ -66,14 +46,6 @@ def test_llm_reports_render_cited_relations_from_the_graph(openai_server):
 
 
 # ------------------------------------------------------------------------------------------- context
-@pytest.fixture
-def demo_with_communities():
-    kg = KnowledgeGraph()
-    import_extraction_file(kg, DEMO_CORPUS)
-    emb = BagOfWordsEmbeddings()
-    index = build_index(kg, emb)
-    index.communities, _ = refresh_communities(kg)
-    return EntityBasedKGRAG(index=index, embeddings=emb), index
 
 
 def test_global_search_tool_and_async(openai_server, demo_with_communities):
@@ -90,14 +62,6 @@ def test_global_search_tool_and_async(openai_server, demo_with_communities):
     out = asyncio.run(graph.ainvoke({"question": "What are the main themes?"}))
     assert len(out["usage"]) > 2  # several map batches ran, then the reduce
     assert out["communities"]
-
-
-def test_global_search_without_reports_is_a_clear_error(openai_server, tmp_path, capsys, demo_index):
-    from kg_rag.store import DirectoryStore
-
-    DirectoryStore(tmp_path / "idx").save(demo_index)
-    code, _, err = run(capsys, "global", str(tmp_path / "idx"), "What happened?")
-    assert code == 2 and "no community reports" in err and "kg-rag communities" in err
 
 
 def _global_search_tool():

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import Any
 
 import pytest
-from langchain_core.callbacks import BaseCallbackHandler
 
 from kg_rag import (
     PRESETS,
@@ -21,6 +19,8 @@ from kg_rag import (
 )
 from kg_rag.index import entity_text
 from kg_rag.testing import BagOfWordsEmbeddings
+
+from ..conftest import Recorder
 
 
 def chain_graph() -> KnowledgeGraph:
@@ -444,28 +444,6 @@ QUESTION = "Who does Lars Eriksen report to?"
 @pytest.fixture
 def retriever_k3(demo_index, bow_embeddings):
     return EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings, k=3)
-
-
-class Recorder(BaseCallbackHandler):
-    """Names of every run started, by kind."""
-
-    def __init__(self) -> None:
-        self.runs: list[tuple[str, str]] = []
-        self.tags: list[list[str]] = []
-
-    def on_retriever_start(self, serialized, query, **kwargs: Any) -> None:
-        self.runs.append(("retriever", kwargs.get("name") or ""))
-
-    def on_chain_start(self, serialized, inputs, **kwargs: Any) -> None:
-        self.runs.append(("chain", kwargs.get("name") or ""))
-        self.tags.append(list(kwargs.get("tags") or []))
-
-    def on_chat_model_start(self, serialized, messages, **kwargs: Any) -> None:
-        self.runs.append(("chat", kwargs.get("name") or ""))
-        self.tags.append(list(kwargs.get("tags") or []))
-
-    def on_llm_start(self, serialized, prompts, **kwargs: Any) -> None:
-        self.runs.append(("llm", kwargs.get("name") or ""))
 
 
 # ------------------------------------------------------------------------------------------- retriever

@@ -27,12 +27,12 @@ from kg_rag import (
     save_index,
 )
 from kg_rag.bench import synthetic_index
-from kg_rag.cli import main
 from kg_rag.context import render_path
-from kg_rag.demo import DEMO_CORPUS
 from kg_rag.query.engine import QueryEngine
 from kg_rag.query.params import QueryParams
 from kg_rag.store.directory import POINTER
+
+from ..cli_support import index_demo, one_line_error
 
 BACKENDS = {"directory": lambda tmp: DirectoryStore(tmp / "idx")}
 
@@ -258,9 +258,7 @@ DEEP = "[" * 200_000 + "]" * 200_000
 
 @pytest.fixture(scope="module")
 def demo_dir(tmp_path_factory) -> Path:
-    idx = tmp_path_factory.mktemp("cli") / "idx"
-    assert main(["index", "--extractions", str(DEMO_CORPUS), "--out", str(idx), "--embeddings", "fake:16", "-q"]) == 0
-    return idx
+    return index_demo(tmp_path_factory.mktemp("cli") / "idx")
 
 
 def copy_index(src: Path, dst: Path) -> Path:
@@ -268,14 +266,6 @@ def copy_index(src: Path, dst: Path) -> Path:
 
     shutil.copytree(src, dst)
     return dst
-
-
-def one_line_error(capsys, argv: list[str], message: str) -> None:
-    code = main(argv)
-    err = capsys.readouterr().err
-    assert code == 2, err
-    assert err.startswith("kg-rag: error: ") and message in err, err
-    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
 def test_deeply_nested_pointer_and_manifest(demo_dir, tmp_path, capsys):
