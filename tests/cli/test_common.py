@@ -60,7 +60,7 @@ def test_counts_are_checked_by_the_flag_name(tmp_path, capsys):
         assert exc.value.code == 2 and f"argument {flag}: must be at least" in err
 
 
-# ----------------------------------------------------------------------------- 3. limits at parse time
+# ----------------------------------------------------------------------------- limits at parse time
 @pytest.mark.parametrize(
     "argv, flag",
     [

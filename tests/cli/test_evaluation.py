@@ -10,7 +10,7 @@ from kg_rag.cli import main
 from ..cli_support import one_line_error
 
 
-# ----------------------------------------------------------------------------- 2. eval's method selection
+# ----------------------------------------------------------------------------- eval's method selection
 @pytest.mark.parametrize("methods", ["", ",", " , "])
 def test_eval_with_no_method_is_an_error(methods, demo_idx, tmp_path, capsys):
     argv = ["eval", "--questions", str(tmp_path / "q.json"), "--index", str(demo_idx), "--methods", methods]

@@ -314,7 +314,7 @@ def entities_file(idx: Path) -> Path:
     return next(idx.glob("gen-*")) / "entities.jsonl"
 
 
-# ----------------------------------------------------------------------------- 1. stats verifies
+# ----------------------------------------------------------------------------- stats verifies
 def test_stats_reports_a_truncated_index(demo_idx, tmp_path, capsys):
     idx = shutil.copytree(demo_idx, tmp_path / "idx")
     assert main(["stats", str(idx)]) == 0
@@ -343,7 +343,7 @@ def test_chunk_overlap_is_checked_before_documents_load(tmp_path, capsys):
     assert not (tmp_path / "x").exists()
 
 
-# ----------------------------------------------------------------------------- 4. small things
+# ----------------------------------------------------------------------------- small things
 def test_stats_typed_share_is_computed_from_the_counts_once(tmp_path, capsys):
     """14 typed of 17: 82.35...%, shown 82.4% (rounding to 4 places first gave 82.3%)."""
     docs = [
@@ -400,7 +400,7 @@ def test_stats_docs_json_of_an_older_index_takes_titles_from_its_chunks(tmp_path
     assert [(d["id"], d["title"]) for d in json.loads(capsys.readouterr().out)] == [("passage-00000", "Alpha")]
 
 
-# ----------------------------------------------------------------------------- 5. mismatched corpus, failed runs
+# ----------------------------------------------------------------------------- mismatched corpus, failed runs
 def test_openie_that_matches_no_corpus_passage_is_an_error(tmp_path, capsys):
     (tmp_path / "o.json").write_text(json.dumps(ALPHA_OPENIE))
     (tmp_path / "c.json").write_text(json.dumps([{"title": "Other", "text": "Something else entirely."}]))

@@ -17,7 +17,7 @@ from ..communities.graphs import big_graph
 BOW = "kg_rag.testing:BagOfWordsEmbeddings"
 
 
-# ------------------------------------------------------------------------------------------- detection
+# ------------------------------------------------------------------------- query --json and the community reports
 
 
 def test_query_json_lists_the_community_reports_the_context_shows(tmp_path, capsys):

@@ -212,7 +212,7 @@ def test_a_chunks_graph_score_is_the_part_of_its_score_the_graph_gave(directiona
     assert max(c.graph_score for c in chunks) == pytest.approx(0.4)  # freq_weight x the most-mentioning chunk
 
 
-# ------------------------------------------------------------------------------------------- context
+# ------------------------------------------------------------------------------------------- the Communities section
 
 
 def test_community_section_budget_share_and_flow(demo_with_communities):

@@ -115,7 +115,7 @@ def cited(out: dict) -> list[str]:
     return [c["chunk_id"] for c in out["citations"]]
 
 
-# ------------------------------------------------------------------------------------------- 1. citations
+# ------------------------------------------------------------------------------------------- citations
 def test_documents_are_the_sources_the_prompt_showed(retriever_k5):
     shown = retriever_k5.retrieve(Q, **BUDGET).formatted.chunks
     assert len(shown) == 2 and len(retriever_k5.retrieve(Q, **BUDGET).chunks) == 5  # the budget cuts three sources
@@ -154,7 +154,7 @@ def test_without_a_cut_every_retrieved_source_is_returned(retriever_k5):
     assert cited(out) == [out["documents"][2].id]
 
 
-# ------------------------------------------------------------------------------------------- 2. settings
+# ------------------------------------------------------------------------------------------- per-call settings
 def test_per_call_configurable_wins_over_build_time_defaults(retriever_k5):
     graph = graph_for(retriever_k5, *["Priya Nair [1]"] * 6, retrieval_kwargs={"k": 2})
     assert len(graph.invoke({"question": Q})["documents"]) == 2
@@ -186,7 +186,7 @@ def test_bad_retrieval_kwargs_fail_when_the_graph_is_built(retriever_k5, kwargs,
     assert "\n" not in str(info.value)
 
 
-# ------------------------------------------------------------------------------------------- 4. input
+# ------------------------------------------------------------------------------------------- input
 def test_a_missing_question_is_one_clear_line(retriever_k5):
     graph = graph_for(retriever_k5)
     for run in (graph.invoke, lambda x: asyncio.run(graph.ainvoke(x))):
@@ -206,7 +206,7 @@ def test_input_schema_is_question_and_history_or_messages(retriever_k5):
 QUESTION = "Who does Lars Eriksen report to?"
 
 
-# ------------------------------------------------------------------------------------------- answer graph
+# ------------------------------------------------------------------------------------------- schema and citations
 def test_answer_graph_schema_names_callbacks_and_per_call_settings(retriever):
     graph = build_answer_graph(retriever, FakeListChatModel(responses=["Priya Nair [1]"] * 4))
     schema = graph.get_input_jsonschema()

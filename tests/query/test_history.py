@@ -62,7 +62,7 @@ def graph_for(demo_retriever: EntityBasedKGRAG, *answers: str, **kwargs: Any):
     )
 
 
-# ------------------------------------------------------------------------------------------- 3. history
+# ------------------------------------------------------------------------------------------- history
 def test_role_content_tuples_fold_like_user_strings(demo_retriever):
     earlier = "Tell me about the 2025 security budget"
 
