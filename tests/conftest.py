@@ -1,4 +1,5 @@
-"""Shared fixtures: paths to ../shared data, fake embeddings and a scripted structured-output chat model."""
+"""Shared fixtures: paths to ../shared data, fake embeddings a scripted structured-output chat model and a
+callback handler that records the runs it sees."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
@@ -61,6 +63,28 @@ class ScriptedChatModel(BaseChatModel):
             content="", tool_calls=[{"name": self.tool_name, "args": args, "id": "call-1", "type": "tool_call"}]
         )
         return ChatResult(generations=[ChatGeneration(message=msg)])
+
+
+class Recorder(BaseCallbackHandler):
+    """Names of every run started, by kind."""
+
+    def __init__(self) -> None:
+        self.runs: list[tuple[str, str]] = []
+        self.tags: list[list[str]] = []
+
+    def on_retriever_start(self, serialized, query, **kwargs: Any) -> None:
+        self.runs.append(("retriever", kwargs.get("name") or ""))
+
+    def on_chain_start(self, serialized, inputs, **kwargs: Any) -> None:
+        self.runs.append(("chain", kwargs.get("name") or ""))
+        self.tags.append(list(kwargs.get("tags") or []))
+
+    def on_chat_model_start(self, serialized, messages, **kwargs: Any) -> None:
+        self.runs.append(("chat", kwargs.get("name") or ""))
+        self.tags.append(list(kwargs.get("tags") or []))
+
+    def on_llm_start(self, serialized, prompts, **kwargs: Any) -> None:
+        self.runs.append(("llm", kwargs.get("name") or ""))
 
 
 @pytest.fixture

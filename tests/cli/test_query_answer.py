@@ -6,7 +6,10 @@ from __future__ import annotations
 import json
 
 from kg_rag.cli import main
+from kg_rag.demo import DEMO_CORPUS
 from kg_rag.store import DirectoryStore
+
+from ..cli_support import run
 
 Q = "Who does Lars Eriksen report to?"
 
@@ -23,3 +26,45 @@ def test_query_json_carries_the_answer_and_no_answer_leaves_it_out(openai_server
     assert main(["query", str(idx), Q, "--json", "--no-answer", *emb]) == 0
     assert "answer" not in json.loads(capsys.readouterr().out)
     assert len(openai_server.requests) == 1
+
+
+def test_query_prints_answer_when_a_chat_model_is_configured(openai_server, tmp_path, capsys):
+    idx = str(tmp_path / "idx")
+    assert (
+        run(
+            capsys,
+            "index",
+            "--extractions",
+            str(DEMO_CORPUS),
+            "--out",
+            idx,
+            "--embeddings",
+            "tests.conftest:BagOfWordsEmbeddings",
+            "-q",
+        )[0]
+        == 0
+    )
+    code, out, err = run(
+        capsys,
+        "query",
+        idx,
+        "Who does Lars Eriksen report to?",
+        "--embeddings",
+        "tests.conftest:BagOfWordsEmbeddings",
+        "--edge-types",
+        "REPORTS_TO",
+    )
+    assert code == 0 and "answer: According to [1]: " in out
+    assert "top chunks" in err and "top chunks" not in out  # stdout is the context and the answer only
+    code, out, _ = run(
+        capsys,
+        "query",
+        idx,
+        "Who does Lars Eriksen report to?",
+        "--embeddings",
+        "tests.conftest:BagOfWordsEmbeddings",
+        "--no-answer",
+        "--json",
+    )
+    payload = json.loads(out)
+    assert code == 0 and payload["chunks"] and "-[REPORTS_TO]->" in payload["context"]

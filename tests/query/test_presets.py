@@ -40,3 +40,13 @@ def test_an_empty_seed003_result_says_why():
     (warning,) = result.warnings
     assert "no entity is at least 0.7 similar to it" in warning
     assert "the closest, 'Directive 2019-03', is 0." in warning and "default preset" in warning
+
+
+def test_a_query_that_retrieves_nothing_says_why(bow_embeddings, demo_index):
+    from kg_rag import EntityBasedKGRAG
+
+    r = EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings, preset="seed003")
+    result = r.retrieve("zebra quantum marmalade")
+    assert not result.chunks
+    (warning,) = result.warnings  # issue 26: the threshold and the closest entity, not a bare "nothing matched"
+    assert warning.startswith("no chunk was retrieved for this query: no entity is at least 0.7 similar to it")

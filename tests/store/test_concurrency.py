@@ -1,5 +1,5 @@
 """Two writers and eight readers at once, on both backends (issue 27): 10 trials of two concurrent writers (each
-with a store object of its own, as two processes would have; ``tests/test_writers.py`` races the CLI processes
+with a store object of its own, as two processes would have; ``tests/store/test_locking.py`` races the CLI processes
 themselves) while eight reader threads query the index. Every trial ends with every
 document of both writers stored (none lost), no reader ever failed, and every query saw one committed version:
 each document it could see was there whole (its chunk, its entities and its relation), and the versions a
@@ -21,8 +21,8 @@ import pytest
 
 from kg_rag.bench_writes import Readers
 
-from ..test_writers import extraction_file
 from .readers import check_view
+from .test_locking import extraction_file
 
 TRIALS = 10
 DOCS_PER_WRITER = 6
