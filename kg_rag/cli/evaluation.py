@@ -83,6 +83,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         atomic_write_bytes(Path(args.out), (json.dumps(report, indent=1) + "\n").encode())
     cols = [f"recall@{k}" for k in ks] + [f"answer_in_context@{max(ks)}", "mrr", "latency_ms_p50", "latency_ms_p95"]
+    cols += ["context_ms_p50", "floor_ms_p50", "floor_ratio"]
     width = max(len("method"), *(len(name) for name in report["methods"])) + 2  # long names stay in their column
     print(f"{'method':{width}s}" + "".join(f"{c:>22s}" for c in cols))
     for name, m in report["methods"].items():

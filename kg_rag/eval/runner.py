@@ -13,6 +13,7 @@ import numpy as np
 
 from kg_rag.context.format import format_context
 from kg_rag.eval.datasets import EvalQuestion
+from kg_rag.eval.floor import floor_ms, stage_medians
 from kg_rag.eval.methods import MethodSpec, build_method
 from kg_rag.eval.metrics import (
     answer_in_text,
@@ -168,7 +169,10 @@ def evaluate(
     query_vectors: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """Evaluate every method on every question. Latency is retrieval (ranking and choosing the graph context),
-    excluding the shared query embedding; formatting the context is timed apart (``context_ms_p50``)."""
+    excluding the shared query embedding; formatting the context is timed apart (``context_ms_p50``), and so is
+    each stage (``stages_ms_p50``). The floor (``floor_ms_p50``) is the same question's vector searches alone,
+    timed after an untimed rerun that records them (:mod:`kg_rag.eval.floor`); ``floor_ratio`` is the retrieval
+    p50 over it."""
     from tqdm.auto import tqdm
 
     if not questions:
@@ -191,6 +195,8 @@ def evaluate(
         groups: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
         latencies: list[float] = []
         context_ms: list[float] = []
+        floors: list[float] = []
+        stages: list[dict[str, float]] = []
         for q, vec in tqdm(list(zip(questions, query_vectors)), desc=spec.name, disable=not progress):
             t0 = time.perf_counter()
             run = rank(q.question, vec, kmax)
@@ -200,6 +206,12 @@ def evaluate(
             latencies.append(elapsed - formatting)
             if run.result is not None and "context" in run.result.timings_ms:
                 context_ms.append(formatting)
+                stages.append(run.result.timings_ms)
+            floor, searches = floor_ms(
+                backend, lambda q=q, vec=vec, rank=rank: rank(q.question, vec, kmax)
+            )  # untimed rerun
+            if searches:
+                floors.append(floor)
             ranked = run.chunk_ids
             corpus.load(ranked[:kmax], q.gold_entities)
             texts = corpus.texts
@@ -233,6 +245,12 @@ def evaluate(
         result["latency_ms_p50"] = percentile(latencies, 50)
         result["latency_ms_p95"] = percentile(latencies, 95)
         result["context_ms_p50"] = percentile(context_ms, 50) if context_ms else None
+        # the floor: the same question's vector searches alone (kg_rag.eval.floor), and retrieval's p50 over it
+        result["floor_ms_p50"] = percentile(floors, 50) if floors else None
+        floor = result["floor_ms_p50"]
+        result["floor_ratio"] = result["latency_ms_p50"] / floor if floor else None
+        if stages:
+            result["stages_ms_p50"] = stage_medians(stages)
         result["by_group"] = {
             g: {"questions": len(next(iter(vals.values()))), **{key: _mean(v) for key, v in vals.items()}}
             for g, vals in sorted(groups.items())
