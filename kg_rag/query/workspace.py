@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from kg_rag.arrays import unique_first, unique_ints
 from kg_rag.query.params import QueryParams
 from kg_rag.store.base import EdgeFilter, Pairs, QueryBackend
 
@@ -44,7 +45,7 @@ class HandleSpace:
         pos = self.positions(hs)
         missing = pos < 0
         if missing.any():
-            _, first = np.unique(hs[missing], return_index=True)
+            _, first = unique_first(hs[missing])
             new = hs[missing][np.sort(first)]  # first-seen order, so positions do not depend on hashing
             self.ids = np.concatenate([self.ids, new])
             order = np.argsort(self.ids, kind="stable")
@@ -76,13 +77,13 @@ class _PairCache:
         self._right = np.zeros(0, dtype=I64)
 
     def get(self, handles: np.ndarray) -> Pairs:
-        hs = np.unique(np.asarray(handles, dtype=I64).reshape(-1))
+        hs = unique_ints(np.asarray(handles, dtype=I64))
         if hs.size == 0:
             return Pairs.empty()
         todo = hs[~np.isin(hs, self._keys, assume_unique=True)] if self._keys.size else hs
         if todo.size:
             pairs = self._fetch(todo)
-            self._keys = np.union1d(self._keys, todo)
+            self._keys = unique_ints(np.concatenate([self._keys, todo]))
             self._left = np.concatenate([self._left, pairs.left])
             self._right = np.concatenate([self._right, pairs.right])
         if hs.size == self._keys.size:
@@ -128,7 +129,7 @@ class Workspace:
         rel = self.chunks.array("relevance", np.nan)
         missing = pos[np.isnan(rel[pos])]
         if missing.size:
-            missing = np.unique(missing)
+            missing = unique_ints(missing)
             handles = self.chunks.ids[missing]
             dense = self.view.similarity("chunks", self.query, handles)
             values = dense.astype(np.float32)
@@ -152,7 +153,7 @@ class Workspace:
             lex = self.view.lexical_search(self.text, n)
             handles.append(lex.ids)
         pos = self.chunks.add(np.concatenate(handles))
-        return np.unique(pos)
+        return unique_ints(pos)
 
     # ------------------------------------------------------------------ incidence
     def chunk_entities(self, chunk_handles: np.ndarray) -> Pairs:

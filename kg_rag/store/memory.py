@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from kg_rag.arrays import unique_first, unique_ints
 from kg_rag.index.build import GraphIndex, chunk_text
 from kg_rag.index.lexical import BM25Index
 from kg_rag.index.snapshot import CompiledGraph, Snapshot, csr_gather
@@ -298,7 +299,7 @@ class SnapshotBackend(QueryBackend):
             # best parent per node: highest score, then an edge walked forward, then the lowest edge handle (the
             # same rule every backend applies, so ties never depend on storage order)
             order = np.lexsort((edges, ~fwd, -cand))
-            uniq, first = np.unique(nbrs[order], return_index=True)
+            uniq, first = unique_first(nbrs[order])
             best = order[first]
             if uniq.size > max_frontier:
                 keep_best = np.lexsort((uniq, -cand[best]))[:max_frontier]
@@ -314,12 +315,12 @@ class SnapshotBackend(QueryBackend):
     def edges_of(self, entity_ids: np.ndarray, edge_filter: EdgeFilter, *, among: bool = False) -> EdgeSet:
         cg = self.cg
         ids = _ids(entity_ids)
-        ids = np.unique(ids[(ids >= 0) & (ids < cg.n_nodes)])
+        ids = unique_ints(ids[(ids >= 0) & (ids < cg.n_nodes)])
         if ids.size == 0:
             return EdgeSet.empty(cg.type_names)
         e_out, _ = csr_gather(cg.out_indptr, cg.out_edges, ids)
         e_in, _ = csr_gather(cg.in_indptr, cg.in_edges, ids)
-        edges = np.unique(np.concatenate([e_out, e_in]))
+        edges = unique_ints(np.concatenate([e_out, e_in]))
         edges = edges[self._allowed(edge_filter)[edges]]
         blocked = self._blocked(edge_filter)
         if blocked is not None:
@@ -373,7 +374,7 @@ class SnapshotBackend(QueryBackend):
         if blocked is not None and edges.size:
             keep &= ~blocked[cg.src[edges]] & ~blocked[cg.dst[edges]]
         edges, owner = edges[keep].astype(I64), owner[keep].astype(I64)
-        return Pairs(owner, edges), self._edge_set(np.unique(edges))
+        return Pairs(owner, edges), self._edge_set(unique_ints(edges))
 
     def relation_chunks(self, relation_ids: np.ndarray) -> Pairs:
         ids = _ids(relation_ids)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from kg_rag.arrays import unique_ints
 from kg_rag.model.records import EXTRACTED
 from kg_rag.query.strategies.base import (
     Strategy,
@@ -25,6 +26,15 @@ def _index(universe: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Positions of ``values`` in the sorted array ``universe`` (-1 where absent), vectorised."""
     if universe.size == 0 or values.size == 0:
         return np.full(values.size, -1, dtype=I64)
+    top = int(universe[-1])
+    if universe[0] >= 0 and top < 4 * (universe.size + values.size):
+        # handles are dense small integers here: a lookup table beats a binary search per value several times
+        table = np.full(top + 1, -1, dtype=I64)
+        table[universe] = np.arange(universe.size, dtype=I64)
+        ok = (values >= 0) & (values <= top)
+        out = np.full(values.size, -1, dtype=I64)
+        out[ok] = table[values[ok]]
+        return out
     pos = np.searchsorted(universe, values)
     pos = np.minimum(pos, universe.size - 1)
     return np.where(universe[pos] == values, pos, -1).astype(I64)
@@ -117,17 +127,17 @@ class PPR(Strategy):
         view, ef = ws.view, ws.edge_filter
         seeds = self.seeds(s)
         hits = view.search("chunks", ws.query, self.passages)
-        prior_pos = np.unique(np.concatenate([s.candidates, ws.chunks.add(hits.ids)]))
+        prior_pos = unique_ints(np.concatenate([s.candidates, ws.chunks.add(hits.ids)]))
         reached = view.expand(seeds, p.max_hops, ef, max_frontier=p.max_frontier) if seeds else None
         mentions = ws.chunk_entities(ws.chunks.ids[prior_pos])
         parts = [mentions.right, np.fromiter(seeds, dtype=I64, count=len(seeds))]
         if reached is not None:
             parts.append(reached.nodes)
-        entities = np.unique(np.concatenate(parts))
+        entities = unique_ints(np.concatenate(parts))
         if ef.blocked and entities.size:
             entities = entities[~np.isin(entities, np.fromiter(ef.blocked, dtype=I64))]
         back = ws.entity_chunks(entities)
-        passage_pos = np.unique(np.concatenate([prior_pos, ws.chunks.add(back.right)]))
+        passage_pos = unique_ints(np.concatenate([prior_pos, ws.chunks.add(back.right)]))
         passages = ws.chunks.ids[passage_pos]
         order = np.argsort(passages)
         passages_sorted, passage_pos_sorted = passages[order], passage_pos[order]

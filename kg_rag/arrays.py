@@ -1,0 +1,34 @@
+"""Sorted distinct values of integer handle arrays, by sorting.
+
+NumPy 2.3+ computes ``np.unique`` by hashing; on the handle arrays a query gathers (10^4-10^6 int64 values, many
+repeated) that is about ten times slower than sorting (15 ms against 1.5 ms for 200 000 values), and it made
+``ppr`` — which gathers a neighbourhood of most of a small graph per query — spend a third of its time there.
+These return exactly what ``np.unique`` returns, so swapping them in changes no result.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _first_of_runs(sorted_values: np.ndarray) -> np.ndarray:
+    keep = np.empty(sorted_values.size, dtype=bool)
+    if sorted_values.size:
+        keep[0] = True
+        np.not_equal(sorted_values[1:], sorted_values[:-1], out=keep[1:])
+    return keep
+
+
+def unique_ints(values: np.ndarray) -> np.ndarray:
+    """``np.unique(values)``: the sorted distinct values (flattened, dtype kept)."""
+    s = np.sort(np.asarray(values).reshape(-1))
+    return s[_first_of_runs(s)]
+
+
+def unique_first(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_index=True)``: the sorted distinct values and where each first occurs."""
+    a = np.asarray(values).reshape(-1)
+    order = np.argsort(a, kind="stable")
+    s = a[order]
+    keep = _first_of_runs(s)
+    return s[keep], order[keep]
