@@ -46,16 +46,21 @@ def _values(key: str, want: Any) -> tuple[Scalar, ...]:
         if op == "$eq":
             return (_scalar(key, want),)
     if isinstance(want, (list, tuple, set, frozenset)):
-        return tuple(dict.fromkeys(_scalar(key, v) for v in want))
+        return tuple({_json_key(v): v for v in (_scalar(key, v) for v in want)}.values())
     return (_scalar(key, want),)
+
+
+def _json_key(value: Scalar) -> tuple[bool, Scalar]:
+    """A value as JSON compares it: ``True`` is not ``1`` (Python's ``==`` and ``hash`` say it is)."""
+    return isinstance(value, bool), value
 
 
 def _same(a: Any, b: Any) -> bool:
     """JSON equality: ``True`` is not ``1`` (as in PostgreSQL's jsonb), ``1`` is ``1.0``."""
-    return isinstance(a, bool) == isinstance(b, bool) and a == b
+    return _json_key(a) == _json_key(b)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class DocumentFilter:
     """The documents a query may use: ``doc_ids`` (``None``: any) and metadata keys that must equal one of their
     values. Chunk metadata is the document's (``source``, ``title``, ``page`` and whatever a LangChain
@@ -93,6 +98,17 @@ class DocumentFilter:
             else:
                 metadata.append((key, values))
         return cls(doc_ids, tuple(sorted(metadata, key=lambda kv: kv[0])))
+
+    def _identity(self) -> tuple[Any, ...]:
+        return self.doc_ids, tuple((key, tuple(map(_json_key, values))) for key, values in self.metadata)
+
+    def __eq__(self, other: object) -> bool:
+        """Equal when they select the same chunks: ``{"draft": True}`` is not ``{"draft": 1}`` (filters key the
+        backends' caches)."""
+        return isinstance(other, DocumentFilter) and self._identity() == other._identity()
+
+    def __hash__(self) -> int:
+        return hash(self._identity())
 
     def matches(self, doc_id: str, metadata: Mapping[str, Any] | None) -> bool:
         """Whether a chunk of document ``doc_id`` with this metadata passes."""

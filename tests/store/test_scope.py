@@ -81,3 +81,22 @@ def test_community_reports_are_not_shown_under_a_filter():
     retriever = EntityBasedKGRAG(index=index, embeddings=BagOfWordsEmbeddings(), k=3)
     skipped = {run.name: run.skipped for run in retriever.retrieve(Q, filter={"doc_id": ["doc-03"]}).stages}
     assert "document filter" in skipped["communities"]
+
+
+def test_true_and_one_are_different_filters_and_cache_keys():
+    """``True == 1`` and ``hash(True) == hash(1)`` in Python: the filter must not conflate them (JSON does not),
+    neither when deduplicating a list nor as the snapshot's cache key (``{"draft": 1}`` asked after
+    ``{"draft": True}`` returned the ``True`` documents)."""
+    from kg_rag import Chunk, KnowledgeGraph
+
+    assert DocumentFilter.parse({"draft": True}) != DocumentFilter.parse({"draft": 1})
+    assert DocumentFilter.parse({"year": 1}) == DocumentFilter.parse({"year": 1.0})
+    assert DocumentFilter.parse({"draft": [1, True]}).metadata == (("draft", (1, True)),)
+    kg = KnowledgeGraph()
+    for n, draft in enumerate((True, 1)):
+        kg.add_chunk(Chunk(f"c{n}", f"Memo {n} cites Order {n}.", f"d{n}", {"draft": draft}))
+        kg.add_relation(f"Memo {n}", f"Order {n}", "CITES", chunk_id=f"c{n}")
+    r = EntityBasedKGRAG.from_graph(kg, BagOfWordsEmbeddings(), k=5)
+    assert [c.id for c in r.retrieve("memo cites order", filter={"draft": True}).chunks] == ["c0"]
+    assert [c.id for c in r.retrieve("memo cites order", filter={"draft": 1}).chunks] == ["c1"]
+
