@@ -22,6 +22,7 @@ import numpy as np
 from kg_rag.context import render_path
 from kg_rag.model.schema import canonical_key
 from kg_rag.query.stages import edge_filter_for
+from kg_rag.store.scope import ScopedView
 
 MAX_VIEW_EDGES = 200
 """Most edges in one response (a question's subgraph, or one entity's neighbourhood)."""
@@ -173,6 +174,8 @@ def entity_view(backend: Any, key: str, params: Any) -> dict[str, Any]:
     """``key``'s typed in- and out-edges allowed by ``params`` (heaviest first, at most :data:`MAX_VIEW_EDGES`),
     its descriptions, evidence quotes, documents and community report."""
     with backend.reader() as view:
+        if params.walk.filter is not None:  # the retriever's document filter: only those documents' graph
+            view = ScopedView(view, params.walk.filter)
         h = _handle(view, key)
         edge_filter, _ = edge_filter_for(view, params)  # the engine's own: the filters are the retriever's
         if h in edge_filter.blocked:

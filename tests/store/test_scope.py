@@ -100,3 +100,22 @@ def test_true_and_one_are_different_filters_and_cache_keys():
     assert [c.id for c in r.retrieve("memo cites order", filter={"draft": True}).chunks] == ["c0"]
     assert [c.id for c in r.retrieve("memo cites order", filter={"draft": 1}).chunks] == ["c1"]
 
+
+def test_the_path_tool_walks_only_the_filtered_documents():
+    """``make_path_tool`` under a document filter (the retriever's, or the run's ``configurable``) finds paths in
+    those documents only: Maria Chen is in doc-03, not in doc-04."""
+    from kg_rag.langchain.tools import make_path_tool
+
+    call = {"type": "tool_call", "id": "1", "name": "find_connection"}
+    args = {"source": "Lars Eriksen", "target": "Maria Chen"}
+    unfiltered = EntityBasedKGRAG.from_graph(demo_graph(), BagOfWordsEmbeddings())
+    assert "Maria Chen" in make_path_tool(unfiltered).invoke({**call, "args": args}).content
+    only_04 = {"filter": {"doc_id": ["doc-04"]}}
+    by_config = make_path_tool(unfiltered).invoke({**call, "args": args}, config={"configurable": only_04})
+    built = EntityBasedKGRAG.from_graph(demo_graph(), BagOfWordsEmbeddings(), **only_04)
+    for message in (by_config, make_path_tool(built).invoke({**call, "args": args})):
+        assert "Daniel Okafor" not in message.content
+        assert "no entity named 'Maria Chen' in the documents of the filter" in message.content
+    both = {"filter": {"doc_id": ["doc-03", "doc-04"]}}
+    found = make_path_tool(unfiltered).invoke({**call, "args": args}, config={"configurable": both})
+    assert "-[REPORTS_TO]-> Maria Chen" in found.content
