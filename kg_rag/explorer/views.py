@@ -240,11 +240,13 @@ def entity_view(backend: Any, key: str, params: Any) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------------------------ overview
-def overview(backend: Any) -> dict[str, Any]:
-    """Counts, the relation-type vocabulary with counts, and the largest communities."""
+def overview(backend: Any, doc_filter: Any = None) -> dict[str, Any]:
+    """Counts, the relation-type vocabulary with counts, and the largest communities (none under a document
+    filter: their titles and reports summarise every document)."""
     with backend.reader() as view:
         info = view.info()
-        communities = view.list_communities(None) if info.extra.get("communities") else []
+        shown = info.extra.get("communities") and doc_filter is None
+        communities = view.list_communities(None) if shown else []
     largest = sorted(communities, key=lambda c: (-c.size, c.level, c.id))[:MAX_COMMUNITIES]
     return {
         "counts": {
@@ -266,12 +268,17 @@ def overview(backend: Any) -> dict[str, Any]:
     }
 
 
-def search_entities(backend: Any, embeddings: Any, text: str, limit: int = 10) -> list[dict[str, Any]]:
-    """Entities for the search box: the exact name first, then the nearest names by embedding."""
+def search_entities(
+    backend: Any, embeddings: Any, text: str, limit: int = 10, doc_filter: Any = None
+) -> list[dict[str, Any]]:
+    """Entities for the search box: the exact name first, then the nearest names by embedding; under a document
+    filter (the retriever's), only those documents' entities."""
     from kg_rag.index.embeddings import embed_query
 
     with backend.reader() as view:
         info = view.info()
+        if doc_filter is not None:
+            view = ScopedView(view, doc_filter)
         handles: list[int] = []
         scores: dict[int, float] = {}
         exact = view.lookup_entities([canonical_key(text)])
