@@ -87,7 +87,7 @@ def run_filters(s: QueryState) -> None:
     if p.walk.filter is not None:  # every later stage reads the graph through the scoped view
         s.view = ScopedView(s.view, p.walk.filter)
         if s.view.chunk_ids.size == 0:
-            s.warnings.append(f"filter {p.walk.filter}: no chunk of the index matches it")
+            s.warnings.append(f"filter {p.walk.filter}: no chunk of the index matches it ({s.view.why_empty()})")
     view = s.view
     s.edge_filter, excluded = edge_filter_for(view, p)
     for label, names in (("include_entities", p.seeds.include_entities), ("exclude_entities", p.walk.exclude_entities)):

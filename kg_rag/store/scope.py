@@ -121,6 +121,11 @@ class DocumentFilter:
                 return False
         return True
 
+    def parts(self) -> list[DocumentFilter]:
+        """One filter per key (``doc_id`` first), to say which condition matches nothing."""
+        ids = [] if self.doc_ids is None else [DocumentFilter(self.doc_ids)]
+        return ids + [DocumentFilter(None, (kv,)) for kv in self.metadata]
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {} if self.doc_ids is None else {"doc_id": sorted(self.doc_ids)}
         for key, values in self.metadata:
@@ -161,6 +166,14 @@ class ScopedView(QueryBackend):
         self._relation_set: frozenset[int] | None = None
         self._keys: set[str] | None = None
         self._docs: set[str] = set()
+
+    def why_empty(self) -> str:
+        """Why no chunk matches: the keys whose condition alone matches none (a misspelt key, an unknown id),
+        else that no chunk meets them all together."""
+        alone = [p for p in self.filter.parts() if self.view.matching_chunks(p).size == 0]
+        if not alone:
+            return "no chunk meets all its conditions together"
+        return "no chunk has " + "; none has ".join(str(p)[1:-1] for p in alone)
 
     # ---------------------------------------------------------------- what the scope holds
     @property

@@ -70,6 +70,19 @@ def test_metadata_equality_and_a_filter_that_matches_nothing(retriever):
     assert any("no chunk of the index matches it" in w for w in result.warnings)
 
 
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [
+        ({"doc_ids": ["doc-03"]}, "(no chunk has 'doc_ids': 'doc-03')"),  # a misspelt key names itself
+        ({"doc_id": ["doc-03", "x"], "title": ["A", "B"]}, "(no chunk has 'title': ['A', 'B'])"),
+        ({"doc_id": ["doc-03"], "title": "Data Platform team"}, "(no chunk meets all its conditions together)"),
+    ],
+)
+def test_an_empty_filter_says_which_condition_matches_nothing(retriever, value, why):
+    warnings = retriever.retrieve(Q, filter=value).warnings
+    assert any(w.endswith("no chunk of the index matches it " + why) for w in warnings), warnings
+
+
 def test_community_reports_are_not_shown_under_a_filter():
     from kg_rag.communities import refresh_communities
     from kg_rag.index.build import build_index
