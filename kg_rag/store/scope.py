@@ -164,8 +164,8 @@ class ScopedView(QueryBackend):
         self._entity_ids: np.ndarray | None = None
         self._relation_ids: np.ndarray | None = None
         self._relation_set: frozenset[int] | None = None
-        self._keys: set[str] | None = None
-        self._docs: set[str] = set()
+        self._keys: dict[str, bool] = {}
+        self._docs: set[str] | None = None
 
     def why_empty(self) -> str:
         """Why no chunk matches: the keys whose condition alone matches none (a misspelt key, an unknown id),
@@ -300,32 +300,40 @@ class ScopedView(QueryBackend):
         return self.view.degrees(entity_ids)
 
     # ---------------------------------------------------------------- records: only what the scope says
-    def _inside(self, chunk_id: str | None, doc_id: str | None) -> bool:
-        """Whether a statement (a description, an evidence) comes from the scope: its chunk, or, when only its
-        document is recorded, a document with a chunk in the scope."""
-        if self._keys is None:
-            records = [c for c in self.view.chunks(self.chunk_ids) if c is not None]
-            self._keys = {c.id for c in records}
-            self._docs = {c.doc_id for c in records}
-        return chunk_id in self._keys if chunk_id else doc_id in self._docs
+    def _inside(self, stated: Sequence[tuple[str | None, str | None]]) -> list[bool]:
+        """Whether each statement (a description, an evidence: its ``(chunk_id, doc_id)``) comes from the scope:
+        its chunk, or, when only its document is recorded, a document with a chunk in the scope. Looks up only
+        the chunk ids asked (remembered for the query), never the scope's chunk records."""
+        new = list(dict.fromkeys(c for c, _ in stated if c and c not in self._keys))
+        if new:
+            found = self.chunk_handles(new)  # the scoped lookup: only chunks in the scope are found
+            self._keys.update((c, c in found) for c in new)
+        if self._docs is None and any(not c for c, _ in stated):
+            self._docs = {c.doc_id for c in self.view.chunks(self.chunk_ids) if c is not None}
+        return [self._keys[c] if c else d in (self._docs or ()) for c, d in stated]
 
     def entities(self, ids: np.ndarray) -> list[Any]:
         """Entity records with only the descriptions the scope's chunks gave (an entity's description merges
         what every document said about it)."""
+        records = self.view.entities(ids)
+        described = [e for e in records if e is not None and e.descriptions]
+        told = iter(self._inside([(d.chunk_id, d.doc_id) for e in described for d in e.description_records]))
         out = []
-        for e in self.view.entities(ids):
+        for e in records:
             if e is not None and e.descriptions:
-                told = [d for d in e.description_records if self._inside(d.chunk_id, d.doc_id)]
-                e = replace(e, descriptions=list(dict.fromkeys(d.text for d in told)), description_records=told)
+                kept = [d for d in e.description_records if next(told)]
+                e = replace(e, descriptions=list(dict.fromkeys(d.text for d in kept)), description_records=kept)
             out.append(e)
         return out
 
     def relations(self, ids: np.ndarray) -> list[Any]:
         """Relation records with only the evidence of the scope's chunks (their quotes and descriptions)."""
+        records = self.view.relations(ids)
+        seen_all = iter(self._inside([(ev.chunk_id, ev.doc_id) for r in records if r is not None for ev in r.evidence]))
         out = []
-        for r in self.view.relations(ids):
+        for r in records:
             if r is not None and r.evidence:
-                seen = [ev for ev in r.evidence if self._inside(ev.chunk_id, ev.doc_id)]
+                seen = [ev for ev in r.evidence if next(seen_all)]
                 if len(seen) < len(r.evidence):
                     said = next((ev.description for ev in seen if ev.description), None)
                     r = replace(r, evidence=seen, description=said)

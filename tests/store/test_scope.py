@@ -132,3 +132,20 @@ def test_the_path_tool_walks_only_the_filtered_documents():
     both = {"filter": {"doc_id": ["doc-03", "doc-04"]}}
     found = make_path_tool(unfiltered).invoke({**call, "args": args}, config={"configurable": both})
     assert "-[REPORTS_TO]-> Maria Chen" in found.content
+
+
+def test_the_scope_never_reads_its_chunk_records(monkeypatch):
+    """Deciding which descriptions and evidence a filter keeps looks up their chunk ids; it must not load every
+    chunk record of the scope per query (on MuSiQue, half the documents: ~11 ms of a ~19 ms query)."""
+    import numpy as np
+
+    from kg_rag.store.memory import SnapshotBackend
+
+    asked: list[int] = []
+    read = SnapshotBackend.chunks
+    monkeypatch.setattr(SnapshotBackend, "chunks", lambda self, ids: asked.append(np.size(ids)) or read(self, ids))
+    r = EntityBasedKGRAG.from_graph(demo_graph(), BagOfWordsEmbeddings(), k=1)
+    every = {"doc_id": [f"doc-{n:02d}" for n in range(1, 13)]}
+    unfiltered, scoped = r.retrieve(Q), r.retrieve(Q, filter=every)
+    assert asked and max(asked) == 1  # only the one chunk shown
+    assert scoped.context == unfiltered.context  # a filter that keeps everything changes nothing
