@@ -149,3 +149,13 @@ def test_the_scope_never_reads_its_chunk_records(monkeypatch):
     unfiltered, scoped = r.retrieve(Q), r.retrieve(Q, filter=every)
     assert asked and max(asked) == 1  # only the one chunk shown
     assert scoped.context == unfiltered.context  # a filter that keeps everything changes nothing
+
+
+def test_a_named_entity_outside_the_filter_is_not_called_unknown(retriever):
+    """Maria Chen exists (doc-03) but not in doc-04: the warning says so instead of 'no entity named'."""
+    warnings = retriever.retrieve(
+        Q, filter={"doc_id": ["doc-04"]}, include_entities=["Maria Chen", "Nobody At All"]
+    ).warnings
+    assert "include_entities: no entity named 'Nobody At All'" in warnings
+    assert "include_entities: 'Maria Chen' not in the documents of the filter {'doc_id': ['doc-04']}" in warnings
+    assert not any("no entity named 'Maria Chen'" in w for w in warnings)
