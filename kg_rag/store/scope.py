@@ -176,18 +176,21 @@ class ScopedView(QueryBackend):
         return "no chunk has " + "; none has ".join(str(p)[1:-1] for p in alone)
 
     # ---------------------------------------------------------------- what the scope holds
+    def _members(self) -> None:
+        entities, relations = self.view.scope_members(self.chunk_ids)
+        self._entity_ids, self._relation_ids = _sorted_unique(entities), _sorted_unique(relations)
+
     @property
     def entity_ids(self) -> np.ndarray:
         if self._entity_ids is None:
-            self._entity_ids = _sorted_unique(self.view.chunk_entities(self.chunk_ids).right)
-        return self._entity_ids
+            self._members()
+        return self._entity_ids  # type: ignore[return-value]
 
     @property
     def relation_ids(self) -> np.ndarray:
         if self._relation_ids is None:
-            pairs, _ = self.view.chunk_relations(self.chunk_ids, EdgeFilter(synonyms=False))
-            self._relation_ids = _sorted_unique(pairs.right)
-        return self._relation_ids
+            self._members()
+        return self._relation_ids  # type: ignore[return-value]
 
     def _allowed(self, kind: VectorKind) -> np.ndarray:
         return {"chunks": self.chunk_ids, "entities": self.entity_ids}.get(kind, self.relation_ids)  # type: ignore[return-value]
