@@ -526,6 +526,10 @@ class VersionedBackend(QueryBackend):
         with self.reader() as view:
             return view.matching_chunks(doc_filter)
 
+    def scope_members(self, chunk_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        with self.reader() as view:
+            return view.scope_members(chunk_ids)
+
     def chunk_handles(self, chunk_ids: Sequence[str]) -> dict[str, int]:
         with self.reader() as view:
             return view.chunk_handles(chunk_ids)
