@@ -139,12 +139,15 @@ def create_app(retriever: Any, *, title: str = "kg-rag explorer") -> FastAPI:
     @app.get("/api/overview")
     def get_overview() -> JSONResponse:
         current()
-        return JSONResponse(views.overview(retriever.backend))
+        return JSONResponse(views.overview(retriever.backend, retriever.params.walk.filter))
 
     @app.get("/api/search")
     def search(q: str = Query(min_length=1, max_length=200), limit: int = Query(10, ge=1, le=50)) -> JSONResponse:
         try:
-            return JSONResponse(views.search_entities(retriever.backend, retriever.embeddings, q, limit))
+            found = views.search_entities(
+                retriever.backend, retriever.embeddings, q, limit, retriever.params.walk.filter
+            )
+            return JSONResponse(found)
         except ValueError as exc:
             return error(422, str(exc))
 

@@ -22,6 +22,7 @@ import numpy as np
 from kg_rag.context import render_path
 from kg_rag.model.schema import canonical_key
 from kg_rag.query.stages import edge_filter_for
+from kg_rag.store.scope import ScopedView
 
 MAX_VIEW_EDGES = 200
 """Most edges in one response (a question's subgraph, or one entity's neighbourhood)."""
@@ -173,6 +174,8 @@ def entity_view(backend: Any, key: str, params: Any) -> dict[str, Any]:
     """``key``'s typed in- and out-edges allowed by ``params`` (heaviest first, at most :data:`MAX_VIEW_EDGES`),
     its descriptions, evidence quotes, documents and community report."""
     with backend.reader() as view:
+        if params.walk.filter is not None:  # the retriever's document filter: only those documents' graph
+            view = ScopedView(view, params.walk.filter)
         h = _handle(view, key)
         edge_filter, _ = edge_filter_for(view, params)  # the engine's own: the filters are the retriever's
         if h in edge_filter.blocked:
@@ -237,11 +240,13 @@ def entity_view(backend: Any, key: str, params: Any) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------------------------ overview
-def overview(backend: Any) -> dict[str, Any]:
-    """Counts, the relation-type vocabulary with counts, and the largest communities."""
+def overview(backend: Any, doc_filter: Any = None) -> dict[str, Any]:
+    """Counts, the relation-type vocabulary with counts, and the largest communities (none under a document
+    filter: their titles and reports summarise every document)."""
     with backend.reader() as view:
         info = view.info()
-        communities = view.list_communities(None) if info.extra.get("communities") else []
+        shown = info.extra.get("communities") and doc_filter is None
+        communities = view.list_communities(None) if shown else []
     largest = sorted(communities, key=lambda c: (-c.size, c.level, c.id))[:MAX_COMMUNITIES]
     return {
         "counts": {
@@ -263,12 +268,17 @@ def overview(backend: Any) -> dict[str, Any]:
     }
 
 
-def search_entities(backend: Any, embeddings: Any, text: str, limit: int = 10) -> list[dict[str, Any]]:
-    """Entities for the search box: the exact name first, then the nearest names by embedding."""
+def search_entities(
+    backend: Any, embeddings: Any, text: str, limit: int = 10, doc_filter: Any = None
+) -> list[dict[str, Any]]:
+    """Entities for the search box: the exact name first, then the nearest names by embedding; under a document
+    filter (the retriever's), only those documents' entities."""
     from kg_rag.index.embeddings import embed_query
 
     with backend.reader() as view:
         info = view.info()
+        if doc_filter is not None:
+            view = ScopedView(view, doc_filter)
         handles: list[int] = []
         scores: dict[int, float] = {}
         exact = view.lookup_entities([canonical_key(text)])

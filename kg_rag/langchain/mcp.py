@@ -25,11 +25,14 @@ MAX_TEXT_CHARS = 2000
 
 
 def agent_tools(retriever: Any, llm: Any | None = None, *, global_level: int = 0) -> list[Any]:
-    """The tools served: knowledge-graph search and path finding; global search when ``llm`` is given."""
+    """The tools served: knowledge-graph search and path finding; global search when ``llm`` is given and the
+    retriever has no document filter (community reports summarise every document)."""
     from kg_rag.langchain.tools import make_path_tool, make_retriever_tool
 
     tools = [make_retriever_tool(retriever), make_path_tool(retriever)]
-    if llm is not None:
+    if llm is not None and retriever.params.walk.filter is not None:
+        logger.warning("global_search is not served: the retriever has a document filter (reports cover all)")
+    elif llm is not None:
         from kg_rag.langchain.communities import make_global_search_tool
 
         tools.append(make_global_search_tool(retriever.backend, llm, level=global_level))

@@ -21,6 +21,7 @@ from kg_rag.query.seeds import resolve_names
 from kg_rag.query.senses import same_thing
 from kg_rag.query.types import GraphPath, PathStep
 from kg_rag.store.base import EdgeFilter, QueryBackend
+from kg_rag.store.scope import ScopedView
 
 DIRECTIONS = ("out", "in", "both")
 
@@ -152,7 +153,11 @@ class PathError(ValueError):
 
 
 def resolve_entity(
-    view: QueryBackend, name: str, embed: Callable[[str], np.ndarray] | None = None, min_similarity: float = 0.5
+    view: QueryBackend,
+    name: str,
+    embed: Callable[[str], np.ndarray] | None = None,
+    min_similarity: float = 0.5,
+    where: str = "the knowledge graph",
 ) -> tuple[int, str]:
     """Handle and display name of the entity best matching ``name``: the exact canonical name first, else (with
     ``embed``, the query embedding function) the nearest entity embedding at least ``min_similarity`` away."""
@@ -166,7 +171,7 @@ def resolve_entity(
         rec = view.entities(np.asarray([handle], dtype=I64))[0]
         if rec is not None:
             return handle, rec.name
-    raise PathError(f"no entity named {name!r} in the knowledge graph")
+    raise PathError(f"no entity named {name!r} in {where}")
 
 
 def walk_direction(asked: str, allowed: str) -> str:
@@ -234,11 +239,16 @@ def connect(
 ) -> Connection:
     """Directed paths between two named entities under ``walk`` (a :class:`~kg_rag.query.params.WalkSettings`:
     its allow/deny types, excluded entities, direction and synonym setting). Raises :class:`PathError` for what
-    the caller can correct; an excluded entity or relation type never shows up in a path."""
+    the caller can correct; an excluded entity or relation type never shows up in a path. Under a document
+    ``walk.filter`` the walk reads a :class:`~kg_rag.store.scope.ScopedView`, as retrieval does: only those
+    documents' entities and relations."""
+    where = "the knowledge graph"
+    if walk.filter is not None:
+        view, where = ScopedView(view, walk.filter), f"the documents of the filter {walk.filter}"
     way = walk_direction(direction, walk.direction)
     types = allowed_types(relation_types, walk.edge_types, walk.exclude_edge_types)
-    s, s_name = resolve_entity(view, source, embed)
-    t, t_name = resolve_entity(view, target, embed)
+    s, s_name = resolve_entity(view, source, embed, where=where)
+    t, t_name = resolve_entity(view, target, embed, where=where)
     blocked = set(resolve_names(view, walk.exclude_entities).values())
     for asked, handle in ((source, s), (target, t)):
         if handle in blocked:

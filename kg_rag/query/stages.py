@@ -87,14 +87,19 @@ def run_filters(s: QueryState) -> None:
     if p.walk.filter is not None:  # every later stage reads the graph through the scoped view
         s.view = ScopedView(s.view, p.walk.filter)
         if s.view.chunk_ids.size == 0:
-            s.warnings.append(f"filter {p.walk.filter}: no chunk of the index matches it")
+            s.warnings.append(f"filter {p.walk.filter}: no chunk of the index matches it ({s.view.why_empty()})")
     view = s.view
     s.edge_filter, excluded = edge_filter_for(view, p)
     for label, names in (("include_entities", p.seeds.include_entities), ("exclude_entities", p.walk.exclude_entities)):
         found = resolve_names(view, names) if label == "include_entities" else excluded
         missing = [n for n in names if canonical_key(n) not in found]
-        if missing:
-            s.warnings.append(f"{label}: no entity named {', '.join(map(repr, missing))}")
+        outside = resolve_names(view.view, missing) if missing and isinstance(view, ScopedView) else {}
+        absent = [n for n in missing if canonical_key(n) not in outside]
+        if absent:
+            s.warnings.append(f"{label}: no entity named {', '.join(map(repr, absent))}")
+        if outside:  # the name is known, only not in the filtered documents
+            unseen = ", ".join(repr(n) for n in missing if canonical_key(n) in outside)
+            s.warnings.append(f"{label}: {unseen} not in the documents of the filter {p.walk.filter}")
     known = info.relation_types
     for label, types in (("edge_types", p.walk.edge_types or ()), ("exclude_edge_types", p.walk.exclude_edge_types)):
         unknown = [t for t in types if upper_snake(t) not in known and t not in known]

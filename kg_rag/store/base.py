@@ -396,6 +396,15 @@ class QueryBackend(ABC):
         """Handles of the chunks a :class:`~kg_rag.store.scope.DocumentFilter` allows (a full scan by default)."""
         return _i64([h for h, c in self.iter_chunks() if doc_filter.matches(c.doc_id, c.metadata)])
 
+    def scope_members(self, chunk_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The entities these chunks mention and the relations (synonym links aside) they evidence, as sorted
+        unique handles: what a document filter's scope holds. Built from :meth:`chunk_entities` and
+        :meth:`chunk_relations` by default; a backend whose primitives do more per row (PostgreSQL's prefetches)
+        answers with two plain lookups."""
+        entities = np.unique(self.chunk_entities(chunk_ids).right.astype(np.int64))
+        pairs, _ = self.chunk_relations(chunk_ids, EdgeFilter(synonyms=False))
+        return entities, np.unique(pairs.right.astype(np.int64))
+
     def chunk_handles(self, chunk_ids: Sequence[str]) -> dict[str, int]:
         """Handles of chunks by their ids (a full scan by default)."""
         wanted = set(map(str, chunk_ids))
@@ -516,6 +525,10 @@ class VersionedBackend(QueryBackend):
     def matching_chunks(self, doc_filter: Any) -> np.ndarray:
         with self.reader() as view:
             return view.matching_chunks(doc_filter)
+
+    def scope_members(self, chunk_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        with self.reader() as view:
+            return view.scope_members(chunk_ids)
 
     def chunk_handles(self, chunk_ids: Sequence[str]) -> dict[str, int]:
         with self.reader() as view:

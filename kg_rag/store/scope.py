@@ -46,16 +46,21 @@ def _values(key: str, want: Any) -> tuple[Scalar, ...]:
         if op == "$eq":
             return (_scalar(key, want),)
     if isinstance(want, (list, tuple, set, frozenset)):
-        return tuple(dict.fromkeys(_scalar(key, v) for v in want))
+        return tuple({_json_key(v): v for v in (_scalar(key, v) for v in want)}.values())
     return (_scalar(key, want),)
+
+
+def _json_key(value: Scalar) -> tuple[bool, Scalar]:
+    """A value as JSON compares it: ``True`` is not ``1`` (Python's ``==`` and ``hash`` say it is)."""
+    return isinstance(value, bool), value
 
 
 def _same(a: Any, b: Any) -> bool:
     """JSON equality: ``True`` is not ``1`` (as in PostgreSQL's jsonb), ``1`` is ``1.0``."""
-    return isinstance(a, bool) == isinstance(b, bool) and a == b
+    return _json_key(a) == _json_key(b)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class DocumentFilter:
     """The documents a query may use: ``doc_ids`` (``None``: any) and metadata keys that must equal one of their
     values. Chunk metadata is the document's (``source``, ``title``, ``page`` and whatever a LangChain
@@ -94,6 +99,17 @@ class DocumentFilter:
                 metadata.append((key, values))
         return cls(doc_ids, tuple(sorted(metadata, key=lambda kv: kv[0])))
 
+    def _identity(self) -> tuple[Any, ...]:
+        return self.doc_ids, tuple((key, tuple(map(_json_key, values))) for key, values in self.metadata)
+
+    def __eq__(self, other: object) -> bool:
+        """Equal when they select the same chunks: ``{"draft": True}`` is not ``{"draft": 1}`` (filters key the
+        backends' caches)."""
+        return isinstance(other, DocumentFilter) and self._identity() == other._identity()
+
+    def __hash__(self) -> int:
+        return hash(self._identity())
+
     def matches(self, doc_id: str, metadata: Mapping[str, Any] | None) -> bool:
         """Whether a chunk of document ``doc_id`` with this metadata passes."""
         if self.doc_ids is not None and doc_id not in self.doc_ids:
@@ -104,6 +120,11 @@ class DocumentFilter:
             if have is _MISSING or not any(_same(have, v) for v in values):
                 return False
         return True
+
+    def parts(self) -> list[DocumentFilter]:
+        """One filter per key (``doc_id`` first), to say which condition matches nothing."""
+        ids = [] if self.doc_ids is None else [DocumentFilter(self.doc_ids)]
+        return ids + [DocumentFilter(None, (kv,)) for kv in self.metadata]
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {} if self.doc_ids is None else {"doc_id": sorted(self.doc_ids)}
@@ -143,22 +164,33 @@ class ScopedView(QueryBackend):
         self._entity_ids: np.ndarray | None = None
         self._relation_ids: np.ndarray | None = None
         self._relation_set: frozenset[int] | None = None
-        self._keys: set[str] | None = None
-        self._docs: set[str] = set()
+        self._keys: dict[str, bool] = {}
+        self._docs: set[str] | None = None
+
+    def why_empty(self) -> str:
+        """Why no chunk matches: the keys whose condition alone matches none (a misspelt key, an unknown id),
+        else that no chunk meets them all together."""
+        alone = [p for p in self.filter.parts() if self.view.matching_chunks(p).size == 0]
+        if not alone:
+            return "no chunk meets all its conditions together"
+        return "no chunk has " + "; none has ".join(str(p)[1:-1] for p in alone)
 
     # ---------------------------------------------------------------- what the scope holds
+    def _members(self) -> None:
+        entities, relations = self.view.scope_members(self.chunk_ids)
+        self._entity_ids, self._relation_ids = _sorted_unique(entities), _sorted_unique(relations)
+
     @property
     def entity_ids(self) -> np.ndarray:
         if self._entity_ids is None:
-            self._entity_ids = _sorted_unique(self.view.chunk_entities(self.chunk_ids).right)
-        return self._entity_ids
+            self._members()
+        return self._entity_ids  # type: ignore[return-value]
 
     @property
     def relation_ids(self) -> np.ndarray:
         if self._relation_ids is None:
-            pairs, _ = self.view.chunk_relations(self.chunk_ids, EdgeFilter(synonyms=False))
-            self._relation_ids = _sorted_unique(pairs.right)
-        return self._relation_ids
+            self._members()
+        return self._relation_ids  # type: ignore[return-value]
 
     def _allowed(self, kind: VectorKind) -> np.ndarray:
         return {"chunks": self.chunk_ids, "entities": self.entity_ids}.get(kind, self.relation_ids)  # type: ignore[return-value]
@@ -271,32 +303,40 @@ class ScopedView(QueryBackend):
         return self.view.degrees(entity_ids)
 
     # ---------------------------------------------------------------- records: only what the scope says
-    def _inside(self, chunk_id: str | None, doc_id: str | None) -> bool:
-        """Whether a statement (a description, an evidence) comes from the scope: its chunk, or, when only its
-        document is recorded, a document with a chunk in the scope."""
-        if self._keys is None:
-            records = [c for c in self.view.chunks(self.chunk_ids) if c is not None]
-            self._keys = {c.id for c in records}
-            self._docs = {c.doc_id for c in records}
-        return chunk_id in self._keys if chunk_id else doc_id in self._docs
+    def _inside(self, stated: Sequence[tuple[str | None, str | None]]) -> list[bool]:
+        """Whether each statement (a description, an evidence: its ``(chunk_id, doc_id)``) comes from the scope:
+        its chunk, or, when only its document is recorded, a document with a chunk in the scope. Looks up only
+        the chunk ids asked (remembered for the query), never the scope's chunk records."""
+        new = list(dict.fromkeys(c for c, _ in stated if c and c not in self._keys))
+        if new:
+            found = self.chunk_handles(new)  # the scoped lookup: only chunks in the scope are found
+            self._keys.update((c, c in found) for c in new)
+        if self._docs is None and any(not c for c, _ in stated):
+            self._docs = {c.doc_id for c in self.view.chunks(self.chunk_ids) if c is not None}
+        return [self._keys[c] if c else d in (self._docs or ()) for c, d in stated]
 
     def entities(self, ids: np.ndarray) -> list[Any]:
         """Entity records with only the descriptions the scope's chunks gave (an entity's description merges
         what every document said about it)."""
+        records = self.view.entities(ids)
+        described = [e for e in records if e is not None and e.descriptions]
+        told = iter(self._inside([(d.chunk_id, d.doc_id) for e in described for d in e.description_records]))
         out = []
-        for e in self.view.entities(ids):
+        for e in records:
             if e is not None and e.descriptions:
-                told = [d for d in e.description_records if self._inside(d.chunk_id, d.doc_id)]
-                e = replace(e, descriptions=list(dict.fromkeys(d.text for d in told)), description_records=told)
+                kept = [d for d in e.description_records if next(told)]
+                e = replace(e, descriptions=list(dict.fromkeys(d.text for d in kept)), description_records=kept)
             out.append(e)
         return out
 
     def relations(self, ids: np.ndarray) -> list[Any]:
         """Relation records with only the evidence of the scope's chunks (their quotes and descriptions)."""
+        records = self.view.relations(ids)
+        seen_all = iter(self._inside([(ev.chunk_id, ev.doc_id) for r in records if r is not None for ev in r.evidence]))
         out = []
-        for r in self.view.relations(ids):
+        for r in records:
             if r is not None and r.evidence:
-                seen = [ev for ev in r.evidence if self._inside(ev.chunk_id, ev.doc_id)]
+                seen = [ev for ev in r.evidence if next(seen_all)]
                 if len(seen) < len(r.evidence):
                     said = next((ev.description for ev in seen if ev.description), None)
                     r = replace(r, evidence=seen, description=said)

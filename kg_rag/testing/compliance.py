@@ -46,7 +46,7 @@ from kg_rag.index.build import GraphIndex, build_index
 from kg_rag.index.snapshot import Snapshot
 from kg_rag.model.graph import KnowledgeGraph
 from kg_rag.model.records import Chunk
-from kg_rag.store.base import EdgeFilter
+from kg_rag.store.base import EdgeFilter, QueryBackend
 from kg_rag.store.graph_store import GraphChange, apply_to_graph, refreshed
 from kg_rag.store.locking import IndexLockedError
 from kg_rag.store.memory import SnapshotBackend
@@ -559,9 +559,22 @@ def _filtered_search_over_a_large_scope(v: Views) -> None:
         assert a.ids.tolist() == b.ids.tolist(), question
 
 
+def _scope_members(v: Views) -> None:
+    """A backend's own ``scope_members`` (PostgreSQL: two plain lookups) gives what the base class builds from
+    ``chunk_entities`` and ``chunk_relations``, for every filter of the table."""
+    from kg_rag.store.scope import DocumentFilter
+
+    for doc_filter in DOCUMENT_FILTERS:
+        chunks = v.sv.matching_chunks(DocumentFilter.parse(doc_filter))
+        mine = v.sv.scope_members(chunks)
+        want = QueryBackend.scope_members(v.sv, chunks)
+        assert [a.tolist() for a in mine] == [b.tolist() for b in want], doc_filter
+
+
 DOCUMENT_FILTER_CASES = (
     *(_document_filter(f, s) for f in DOCUMENT_FILTERS for s in STRATEGIES),
     Case("filter-large-scope-search", _filtered_search_over_a_large_scope),
+    Case("filter-scope-members", _scope_members),
 )
 
 

@@ -215,3 +215,40 @@ def test_the_explorer_follows_a_rebuilt_directory_index(demo_index, tmp_path):
         assert ("Directive 2024-01", "SUPERSEDES") in {
             (e["source_name"], e["relation_type"]) for e in view["entity"]["in_edges"]
         }
+
+
+def test_the_entity_view_holds_the_retrievers_document_filter():
+    """A retriever built with ``filter=`` serves an explorer whose entity view shows only those documents'
+    edges, descriptions and passages (Priya Nair reports to Daniel Okafor in doc-03, not in doc-04)."""
+    from kg_rag.demo import demo_graph
+
+    scoped = EntityBasedKGRAG.from_graph(demo_graph(), BagOfWordsEmbeddings(), filter={"doc_id": ["doc-04"]})
+    with TestClient(create_app(scoped), raise_server_exceptions=False) as c:
+        view = c.post("/api/entity", json={"entity": "Priya Nair"}).json()
+        outside = c.post("/api/entity", json={"entity": "Maria Chen"})
+        found = {e["name"] for e in c.get("/api/search", params={"q": "Maria Chen", "limit": 50}).json()}
+    assert view["entity"]["documents"] == ["doc-04"]
+    assert [(e["source"], e["target"]) for e in view["edges"]] == [("lars eriksen", "priya nair")]
+    assert view["entity"]["descriptions"] == [] and view["entity"]["community"] is None
+    assert outside.status_code == 404
+    assert "Maria Chen" not in found and found <= {
+        "Lars Eriksen",
+        "Priya Nair",
+        "Data Platform team",
+        "Platform Engineering",
+    }
+
+
+def test_the_overview_lists_no_community_under_a_document_filter():
+    """Community titles and reports summarise every document: none is listed for a filtered retriever."""
+    from kg_rag.communities import refresh_communities
+    from kg_rag.demo import demo_graph
+    from kg_rag.index.build import build_index
+
+    graph = demo_graph()
+    index = build_index(graph, BagOfWordsEmbeddings())
+    index.communities, _ = refresh_communities(graph, None)
+    for doc_filter, listed in ((None, True), ({"doc_id": ["doc-04"]}, False)):
+        r = EntityBasedKGRAG(index=index, embeddings=BagOfWordsEmbeddings(), filter=doc_filter)
+        with TestClient(create_app(r), raise_server_exceptions=False) as c:
+            assert bool(c.get("/api/overview").json()["communities"]) is listed

@@ -48,3 +48,14 @@ async def test_an_over_long_query_is_refused_before_it_is_searched(tools):
     names = await call(tools, "find_connection", {"source": "x" * 5000, "target": "Directive 2019-03"})
     assert names.isError and "source is 5000 characters long" in names.content[0].text
     assert not (await call(tools, "knowledge_graph_search", {query: "x" * MAX_TEXT_CHARS})).isError
+
+
+def test_no_global_search_for_a_retriever_with_a_document_filter(served_index):
+    """Community reports summarise every document, so a filtered retriever's tools leave global_search out."""
+    from ..conftest import ScriptedChatModel
+
+    llm = ScriptedChatModel(responder=dict)
+    whole = EntityBasedKGRAG.from_index(served_index, BagOfWordsEmbeddings())
+    scoped = EntityBasedKGRAG.from_index(served_index, BagOfWordsEmbeddings(), filter={"doc_id": ["a"]})
+    assert "global_search" in [t.name for t in agent_tools(whole, llm)]
+    assert [t.name for t in agent_tools(scoped, llm)] == ["knowledge_graph_search", "find_connection"]

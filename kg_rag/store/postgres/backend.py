@@ -757,6 +757,22 @@ class PostgresView(QueryBackend):
         rows = self.conn.execute(f"SELECT chunk_id, id FROM {self.s}.chunks WHERE chunk_id = ANY(%s)", (ids,))
         return {c: int(i) for c, i in rows.fetchall()}
 
+    def scope_members(self, chunk_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Two plain lookups: chunk_entities would prefetch every mention's chunks and their similarities (on
+        MuSiQue, half the documents: 139 ms for what this does in 4)."""
+        ids = _ids(chunk_ids)
+        if not ids:
+            return np.zeros(0, I64), np.zeros(0, I64)
+        entities = self.conn.execute(
+            f"SELECT DISTINCT entity FROM {self.s}.mentions WHERE chunk = ANY(%s::int8[]) ORDER BY 1", (ids,)
+        ).fetchall()
+        relations = self.conn.execute(
+            f"""SELECT DISTINCT ev.relation FROM {self.s}.evidence ev JOIN {self.s}.relations r ON r.id = ev.relation
+                WHERE ev.chunk = ANY(%s::int8[]) AND NOT r.is_synonym ORDER BY 1""",
+            (ids,),
+        ).fetchall()
+        return np.asarray([r[0] for r in entities], I64), np.asarray([r[0] for r in relations], I64)
+
     def matching_chunks(self, doc_filter: Any) -> np.ndarray:
         """One query: ``doc_id`` any of the filter's, each metadata key's JSON value one of its values."""
         where = ["(%s::text[] IS NULL OR doc_id = ANY (%s::text[]))"]
