@@ -14,7 +14,7 @@ import logging
 import os
 import sys
 
-from kg_rag.cli import communities, demo, evaluation, exporting, indexing, querying, server, serving
+from kg_rag.cli import communities, demo, evaluation, exporting, indexing, maintenance, querying, server, serving
 from kg_rag.cli.common import CLIError, one_line
 from kg_rag.errors import KGRagError
 
@@ -27,7 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress (INFO)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in (indexing, querying, communities, evaluation, demo, server, exporting, serving):
+    for module in (indexing, maintenance, querying, communities, evaluation, demo, server, exporting, serving):
         module.add_parsers(sub)
     return parser
 

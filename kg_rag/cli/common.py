@@ -120,3 +120,13 @@ def seconds(text: str) -> float:
     if not math.isfinite(value) or value < 0:
         raise argparse.ArgumentTypeError(f"must be a number of seconds >= 0, got {text}")
     return value
+
+
+def index_embeddings(spec: str | None, stored: str, where: str) -> object:
+    """The index's own embedding model (or ``--embeddings`` when it names the same one): editing an index must
+    not silently re-embed it with another model."""
+    from kg_rag.langchain.embeddings import embeddings_for_index, require_index_model
+
+    embeddings = embeddings_for_index(spec, stored, where)
+    require_index_model(embeddings, stored, where)
+    return embeddings
