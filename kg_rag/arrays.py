@@ -1,4 +1,4 @@
-"""Sorted distinct values of integer handle arrays, by sorting.
+"""Sorted distinct values of integer handle arrays, by sorting, and membership in such a sorted array.
 
 NumPy 2.3+ computes ``np.unique`` by hashing; on the handle arrays a query gathers (10^4-10^6 int64 values, many
 repeated) that is about ten times slower than sorting (15 ms against 1.5 ms for 200 000 values), and it made
@@ -32,3 +32,12 @@ def unique_first(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     s = a[order]
     keep = _first_of_runs(s)
     return s[keep], order[keep]
+
+
+def in_sorted(values: np.ndarray, sorted_values: np.ndarray) -> np.ndarray:
+    """Mask of ``values`` found in ``sorted_values`` (ascending, distinct): ``np.isin`` by binary search."""
+    v = np.asarray(values).reshape(-1)
+    if sorted_values.size == 0 or v.size == 0:
+        return np.zeros(v.size, dtype=bool)
+    at = np.minimum(np.searchsorted(sorted_values, v), sorted_values.size - 1)
+    return sorted_values[at] == v

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kg_rag.arrays import unique_first, unique_ints
+from kg_rag.arrays import in_sorted, unique_first, unique_ints
 
 
 @pytest.mark.parametrize(
@@ -28,3 +28,12 @@ def test_same_as_numpy_unique(values):
     want_u, want_first = np.unique(values, return_index=True)
     np.testing.assert_array_equal(got_u, want_u)
     np.testing.assert_array_equal(got_first, want_first)  # the first occurrence of each value
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_in_sorted_is_isin(seed):
+    rng = np.random.default_rng(seed)
+    allowed = np.unique(rng.integers(0, 200, 60))
+    values = rng.integers(-10, 220, 500)
+    np.testing.assert_array_equal(in_sorted(values, allowed), np.isin(values, allowed))
+    assert in_sorted(values, allowed[:0]).sum() == 0 and in_sorted(values[:0], allowed).size == 0

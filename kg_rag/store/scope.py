@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from kg_rag.arrays import in_sorted, unique_ints
 from kg_rag.store.base import BackendInfo, EdgeFilter, EdgeSet, Expansion, Hits, Pairs, QueryBackend, VectorKind
 
 I64 = np.int64
@@ -137,16 +138,11 @@ class DocumentFilter:
 
 
 def _sorted_unique(values: np.ndarray) -> np.ndarray:
-    return np.unique(np.asarray(values, dtype=I64).reshape(-1))
+    return unique_ints(np.asarray(values, dtype=I64))
 
 
 def _within(ids: np.ndarray, allowed: np.ndarray) -> np.ndarray:
-    """Mask of ``ids`` found in the sorted array ``allowed``."""
-    ids = np.asarray(ids, dtype=I64).reshape(-1)
-    if allowed.size == 0 or ids.size == 0:
-        return np.zeros(ids.size, dtype=bool)
-    at = np.minimum(np.searchsorted(allowed, ids), allowed.size - 1)
-    return allowed[at] == ids
+    return in_sorted(np.asarray(ids, dtype=I64), allowed)
 
 
 class ScopedView(QueryBackend):
