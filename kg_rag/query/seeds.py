@@ -154,14 +154,15 @@ def match_seeds(view: QueryBackend, q: np.ndarray, query_text: str, p: QueryPara
                 out.weights[r] = max(out.weights.get(r, 0.0), s)
     if p.top_k_facts:
         hits = view.search("facts", q, p.top_k_facts, min_score=p.similarity_threshold)
-        if len(hits):
-            rels = view.relations(hits.ids)
-            handles = view.lookup_entities([k for r in rels if r is not None for k in (r.source, r.target)])
-            for handle, s, rel in zip(hits.ids.tolist(), hits.scores.tolist(), rels):
-                if rel is None or not edge_filter.allows_type(rel.relation_type, rel.kind != "extracted"):
+        if len(hits):  # the facts' ends and types by handle: no relation record is read or decoded here
+            edges = view.edges_by_id(hits.ids)
+            found = {h: i for i, h in enumerate(edges.ids.tolist())}
+            for handle, s in zip(hits.ids.tolist(), hits.scores.tolist()):
+                i = found.get(handle)
+                if i is None or not edge_filter.allows_type(edges.type_of(i), bool(edges.synonym[i])):
                     continue
-                ends = [handles.get(rel.source), handles.get(rel.target)]
-                if None in ends or any(h in blocked for h in ends):
+                ends = [int(edges.src[i]), int(edges.dst[i])]
+                if any(h in blocked for h in ends):
                     continue
                 out.facts.append(handle)
                 out.fact_scores[handle] = s

@@ -68,28 +68,41 @@ class HandleSpace:
 
 
 class _PairCache:
-    """Pairs fetched from the backend, keyed by their left handle (fetched once per handle)."""
+    """Pairs fetched from the backend, keyed by their left handle (fetched once per handle).
+
+    A query asks for one chunk's or a few entities' pairs at a time, so each handle's right side is kept apart
+    (a dict lookup per handle, no set operation over everything fetched so far). Pairs come back in the order
+    the backend gave them: by fetch, then by handle within a fetch (every backend groups a fetch's pairs by
+    left handle, in the order asked) — positions in the query's chunk space follow that order."""
 
     def __init__(self, fetch: Callable[[np.ndarray], Pairs]) -> None:
         self._fetch = fetch
-        self._keys = np.zeros(0, dtype=I64)
-        self._left = np.zeros(0, dtype=I64)
-        self._right = np.zeros(0, dtype=I64)
+        self._rows: dict[int, tuple[int, np.ndarray]] = {}
+        self._fetches = 0
 
     def get(self, handles: np.ndarray) -> Pairs:
-        hs = unique_ints(np.asarray(handles, dtype=I64))
-        if hs.size == 0:
+        hs = unique_ints(np.asarray(handles, dtype=I64)).tolist()
+        if not hs:
             return Pairs.empty()
-        todo = hs[~np.isin(hs, self._keys, assume_unique=True)] if self._keys.size else hs
-        if todo.size:
-            pairs = self._fetch(todo)
-            self._keys = unique_ints(np.concatenate([self._keys, todo]))
-            self._left = np.concatenate([self._left, pairs.left])
-            self._right = np.concatenate([self._right, pairs.right])
-        if hs.size == self._keys.size:
-            return Pairs(self._left, self._right)
-        keep = np.isin(self._left, hs)
-        return Pairs(self._left[keep], self._right[keep])
+        rows = self._rows
+        todo = [h for h in hs if h not in rows]
+        if todo:
+            pairs = self._fetch(np.asarray(todo, dtype=I64))
+            order = np.argsort(pairs.left, kind="stable")  # the identity when grouped as asked
+            left, right = pairs.left[order], pairs.right[order]
+            starts = np.searchsorted(left, todo, side="left").tolist()
+            ends = np.searchsorted(left, todo, side="right").tolist()
+            batch = self._fetches
+            self._fetches += 1
+            for h, a, b in zip(todo, starts, ends):
+                rows[h] = (batch, right[a:b])
+        got = sorted((rows[h][0], h) for h in hs)
+        parts = [rows[h][1] for _, h in got]
+        sizes = [part.size for part in parts]
+        if not sum(sizes):
+            return Pairs.empty()
+        left = np.repeat(np.asarray([h for _, h in got], dtype=I64), sizes)
+        return Pairs(left, np.concatenate(parts).astype(I64, copy=False))
 
 
 @dataclass
