@@ -148,6 +148,35 @@ class EdgeSet:
         return self.take(first)
 
 
+class TermScorer:
+    """BM25 of texts made of one question's words, and which of those words a chunk contains.
+
+    The chain ranks a chunk it links to by the words of the question that no picked chunk contains yet
+    (:class:`~kg_rag.query.strategies.chain.QuestionRest`): one question, several parts of it. A backend that
+    holds its postings in process scores every part from the question's own columns
+    (:meth:`QueryBackend.term_scorer`); this default asks the backend for each text and reads the chunk."""
+
+    def __init__(self, view: QueryBackend) -> None:
+        self.view = view
+
+    def scores(self, text: str, chunk_ids: np.ndarray) -> np.ndarray:
+        """BM25 of ``text`` for the given chunks."""
+        return self.view.lexical_scores(text, chunk_ids)
+
+    def best(self, text: str) -> float:
+        """The best BM25 of ``text`` over every chunk (0 when no chunk contains a word of it)."""
+        top = self.view.lexical_search(text, 1)
+        return float(top.scores[0]) if len(top) else 0.0
+
+    def words_in(self, chunk_id: int) -> set[str]:
+        """The words of a chunk as BM25 reads them (its title included); at least the question's among them."""
+        from kg_rag.index.build import chunk_text
+        from kg_rag.index.lexical import tokenize
+
+        record = self.view.chunks(np.asarray([chunk_id], dtype=I64))[0]
+        return set(tokenize(chunk_text(record))) if record is not None else set()
+
+
 @dataclass
 class Expansion:
     """Breadth-first expansion from seed entities (see :meth:`QueryBackend.expand`).
@@ -286,6 +315,11 @@ class QueryBackend(ABC):
     @abstractmethod
     def lexical_scores(self, text: str, chunk_ids: np.ndarray) -> np.ndarray:
         """BM25 of ``text`` for the given chunks."""
+
+    def term_scorer(self, words: Sequence[str]) -> TermScorer:
+        """BM25 of texts made of ``words`` (the question's), for scoring several parts of one question (see
+        :class:`TermScorer`). The default asks this backend for each text."""
+        return TermScorer(self)
 
     @abstractmethod
     def lookup_entities(self, keys: Sequence[str]) -> dict[str, int]:
@@ -469,6 +503,11 @@ class VersionedBackend(QueryBackend):
     def lexical_scores(self, text: str, chunk_ids: np.ndarray) -> np.ndarray:
         with self.reader() as view:
             return view.lexical_scores(text, chunk_ids)
+
+    def term_scorer(self, words: Sequence[str]) -> TermScorer:
+        """Scores through this backend's own calls (each in a view of its own): a scorer from one view would
+        outlive it."""
+        return TermScorer(self)
 
     def lookup_entities(self, keys: Sequence[str]) -> dict[str, int]:
         with self.reader() as view:

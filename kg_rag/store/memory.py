@@ -19,7 +19,7 @@ import numpy as np
 
 from kg_rag.arrays import unique_first, unique_ints
 from kg_rag.index.build import GraphIndex, chunk_text
-from kg_rag.index.lexical import BM25Index
+from kg_rag.index.lexical import BM25Index, tokenize
 from kg_rag.index.snapshot import CompiledGraph, Snapshot, csr_gather
 from kg_rag.index.vectors import VectorTable
 from kg_rag.model.records import Chunk, Entity, Relation
@@ -31,6 +31,7 @@ from kg_rag.store.base import (
     Hits,
     Pairs,
     QueryBackend,
+    TermScorer,
     VectorKind,
     VersionedBackend,
     count_communities,
@@ -193,6 +194,9 @@ class SnapshotBackend(QueryBackend):
         ok = (ids >= 0) & (ids < scores.size)
         out[ok] = scores[ids[ok]]
         return out
+
+    def term_scorer(self, words: Sequence[str]) -> TermScorer:
+        return ColumnScorer(self, self._bm25(), words) if self.cg.n_chunks else TermScorer(self)
 
     def lookup_entities(self, keys: Sequence[str]) -> dict[str, int]:
         lookup = self.cg.name_lookup
@@ -452,6 +456,61 @@ class SnapshotBackend(QueryBackend):
             chunk = self.snapshot.records.chunk(row)
             if chunk is not None:
                 yield row, chunk
+
+
+class ColumnScorer(TermScorer):
+    """:class:`TermScorer` over the question's columns of the in-process BM25 matrix: each part of the question
+    is one sparse product over those columns, and a chunk's words are a look-up, with no record read. Scores
+    are those of :meth:`BM25Index.scores` to the bit: the product runs over the columns in the question's
+    order, and a word of the question not in the part only adds zeros (a text whose words come in another
+    order, or with other words, is scored as any text is)."""
+
+    def __init__(self, view: SnapshotBackend, bm: BM25Index, words: Sequence[str]) -> None:
+        super().__init__(view)
+        self.bm = bm
+        self.words = [w for w in dict.fromkeys(words) if w in bm.vocab]
+        self.column = {w: j for j, w in enumerate(self.words)}
+        cols = np.asarray([bm.vocab[w] for w in self.words], dtype=I64)
+        self.matrix = bm.matrix[:, cols]
+        self.idf = bm.idf[cols]
+        self._all: dict[str, np.ndarray] = {}
+
+    def _scores(self, text: str) -> np.ndarray:
+        hit = self._all.get(text)
+        if hit is None:
+            counts: dict[int, int] = {}
+            for t in tokenize(text):
+                j = self.column.get(t, -1 if t in self.bm.vocab else None)
+                if j is not None:
+                    counts[j] = counts.get(j, 0) + 1
+            order = list(counts)
+            if -1 in counts or order != sorted(order):  # another word, or the question's in another order: the
+                hit = self.bm.scores(text)  # sum would run in another order (float32 may differ in the last bit)
+            else:
+                q = np.zeros(len(self.words), dtype=np.float32)
+                cols = np.fromiter(counts.keys(), dtype=I64, count=len(counts))
+                q[cols] = self.idf[cols] * np.fromiter(counts.values(), dtype=np.float32, count=len(counts))
+                hit = np.asarray(self.matrix @ q).ravel() if counts else np.zeros(self.matrix.shape[0], np.float32)
+            self._all[text] = hit
+        return hit
+
+    def scores(self, text: str, chunk_ids: np.ndarray) -> np.ndarray:
+        ids = _ids(chunk_ids)
+        scores = self._scores(text)
+        out = np.zeros(ids.size, dtype=np.float32)
+        ok = (ids >= 0) & (ids < scores.size)
+        out[ok] = scores[ids[ok]]
+        return out
+
+    def best(self, text: str) -> float:
+        scores = self._scores(text)
+        top = float(scores.max()) if scores.size else 0.0
+        return top if top > 0 else 0.0
+
+    def words_in(self, chunk_id: int) -> set[str]:
+        m = self.matrix
+        at = np.flatnonzero(m.indices == chunk_id)
+        return {self.words[j] for j in (np.searchsorted(m.indptr, at, side="right") - 1).tolist()}
 
 
 class LiveBackend(VersionedBackend):

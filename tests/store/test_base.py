@@ -126,6 +126,32 @@ def test_derived_operations_from_the_primitives_agree_with_the_fast_ones(referen
     assert [c and c.id for c in slow.community_records(ids)] == [c and c.id for c in fast.community_records(ids)]
 
 
+def test_the_term_scorer_agrees_with_bm25_of_each_text_to_the_bit(reference):
+    """The in-process scorer answers every part of a question from its columns; the default asks the backend
+    for each text (and reads the chunk for its words). Both give BM25 of the text exactly."""
+    from kg_rag.index.lexical import tokenize
+    from kg_rag.store.memory import ColumnScorer
+
+    fast = SnapshotBackend(Snapshot.from_index(reference))
+    slow = PrimitivesOnly(fast)
+    texts = [c.text for c in list(reference.kg.chunks.values())[:3]]
+    words = tokenize(" ".join(texts[0].split()[:12]) + " the the zzznotaword")
+    column, default = fast.term_scorer(words), slow.term_scorer(words)
+    assert isinstance(column, ColumnScorer) and type(default).__name__ == "TermScorer"
+    handles = np.arange(fast.info().chunks + 1, dtype=np.int64) - 1  # -1 and one past the end are unknown
+    rests = [[w for w in words if w not in gone] for gone in ({"directive"}, {"the", "2023"}, set(words))]
+    for part in (words, words[::2], words[3:], *rests, ["zzznotaword"], ["signed", "aardvark"], []):
+        text = " ".join(part)
+        expected = fast.lexical_scores(text, handles)
+        assert column.scores(text, handles).tobytes() == expected.tobytes()
+        assert default.scores(text, handles).tobytes() == expected.tobytes()
+        top = fast.lexical_search(text, 1)
+        assert column.best(text) == default.best(text) == (float(top.scores[0]) if len(top) else 0.0)
+    asked = set(words)
+    for handle in range(fast.info().chunks):
+        assert column.words_in(handle) == default.words_in(handle) & asked
+
+
 def test_the_lifecycle_is_explicit_with_defaults(reference):
     backend = PrimitivesOnly(SnapshotBackend(Snapshot.from_index(reference)))
     with backend.reader() as view:

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kg_rag.index.build import chunk_text
 from kg_rag.index.lexical import tokenize
 from kg_rag.query.strategies.base import Strategy, StrategyInput, StrategyOutput, check_number, register_strategy
 from kg_rag.store.base import Pairs
@@ -107,23 +106,21 @@ class QuestionRest:
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
         self.words = tokenize(ws.text)
+        self.scorer = ws.view.term_scorer(self.words)
         self.matched: set[str] = set()
         self._text: str | None = None
         self._best = 0.0
 
     def pick(self, handle: int) -> None:
         """A chunk was picked: its words are no longer the rest of the question."""
-        record = self.ws.view.chunks(np.asarray([handle], dtype=I64))[0]
-        if record is not None:
-            self.matched.update(tokenize(chunk_text(record)))
-            self._text = None
+        self.matched.update(self.scorer.words_in(handle))
+        self._text = None
 
     @property
     def text(self) -> str:
         if self._text is None:
             self._text = " ".join(w for w in self.words if w not in self.matched)
-            top = self.ws.view.lexical_search(self._text, 1) if self._text else None
-            self._best = float(top.scores[0]) if top is not None and len(top) else 0.0
+            self._best = self.scorer.best(self._text) if self._text else 0.0
         return self._text
 
     def relevance(self, positions: np.ndarray) -> np.ndarray:
@@ -134,7 +131,7 @@ class QuestionRest:
         text = self.text
         if not text or self._best <= 0:
             return dense
-        lexical = ws.view.lexical_scores(text, ws.chunks.ids[positions]).astype(np.float64)
+        lexical = self.scorer.scores(text, ws.chunks.ids[positions]).astype(np.float64)
         return dense + ws.params.lexical_weight * lexical / self._best
 
 
