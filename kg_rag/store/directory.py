@@ -614,7 +614,8 @@ class DirectoryBackend(VersionedBackend):
 
     @contextmanager
     def reader(self) -> Iterator[SnapshotBackend]:
-        yield self._current
+        with self._current.query_view() as view:
+            yield view
 
     def info(self) -> Any:
         return self._current.info()

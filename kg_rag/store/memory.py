@@ -59,6 +59,7 @@ class SnapshotBackend(QueryBackend):
         self._scopes: OrderedDict[Any, np.ndarray] = OrderedDict()
         self._edge_fact: np.ndarray | None = None
         self._info: BackendInfo | None = None
+        self._query = threading.local()
 
     # ------------------------------------------------------------------ lifecycle
     def info(self) -> BackendInfo:
@@ -388,17 +389,41 @@ class SnapshotBackend(QueryBackend):
         return Pairs(owner.astype(I64), chunks.astype(I64))
 
     # ------------------------------------------------------------------ records
+    @contextmanager
+    def query_view(self) -> Iterator[SnapshotBackend]:
+        """This backend as one query's view: the records it decodes are kept until the query ends (a query
+        reads the same entity several times — for its rows, its paths, the entities shown). Per thread, so
+        concurrent queries never share a memo; nested views share the outer one."""
+        outer = getattr(self._query, "records", None)
+        if outer is None:
+            self._query.records = {"entities": {}, "relations": {}, "chunks": {}}
+        try:
+            yield self
+        finally:
+            if outer is None:
+                self._query.records = None
+
+    def _records(self, kind: str, ids: np.ndarray, count: int, read: Any) -> list[Any]:
+        handles = _ids(ids).tolist()
+        memo = getattr(self._query, "records", None)
+        if memo is None:
+            return [read(i) if 0 <= i < count else None for i in handles]
+        seen = memo[kind]
+        out = []
+        for i in handles:
+            if i not in seen:
+                seen[i] = read(i) if 0 <= i < count else None
+            out.append(seen[i])
+        return out
+
     def entities(self, ids: np.ndarray) -> list[Entity | None]:
-        n = self.cg.n_nodes
-        return [self.snapshot.records.entity(int(i)) if 0 <= i < n else None for i in _ids(ids)]
+        return self._records("entities", ids, self.cg.n_nodes, self.snapshot.records.entity)
 
     def relations(self, ids: np.ndarray) -> list[Relation | None]:
-        m = self.cg.n_edges
-        return [self.snapshot.records.relation(int(i)) if 0 <= i < m else None for i in _ids(ids)]
+        return self._records("relations", ids, self.cg.n_edges, self.snapshot.records.relation)
 
     def chunks(self, ids: np.ndarray) -> list[Chunk | None]:
-        c = self.cg.n_chunks
-        return [self.snapshot.records.chunk(int(i)) if 0 <= i < c else None for i in _ids(ids)]
+        return self._records("chunks", ids, self.cg.n_chunks, self.snapshot.records.chunk)
 
     # ------------------------------------------------------------------ communities
     def _community_index(self) -> dict[str, list[tuple[int, str]]]:
@@ -544,7 +569,8 @@ class LiveBackend(VersionedBackend):
 
     @contextmanager
     def reader(self) -> Iterator[SnapshotBackend]:
-        yield self.current()
+        with self.current().query_view() as view:
+            yield view
 
     def warm_up(self) -> None:
         self.current().warm_up()

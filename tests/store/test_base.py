@@ -152,6 +152,43 @@ def test_the_term_scorer_agrees_with_bm25_of_each_text_to_the_bit(reference):
         assert column.words_in(handle) == default.words_in(handle) & asked
 
 
+def test_a_query_view_decodes_each_record_once_and_only_for_its_query(reference):
+    """Within one query's view a record is decoded once (a query reads the same entity for its rows, paths and
+    entities shown); the next query, and another thread, decode their own."""
+    import threading
+
+    fast = SnapshotBackend(Snapshot.from_index(reference))
+    reads: list[int] = []
+    records = fast.snapshot.records
+
+    class Counting:
+        def __getattr__(self, name):
+            return getattr(records, name)
+
+        def entity(self, row):
+            reads.append(row)
+            return records.entity(row)
+
+    fast.snapshot.records = Counting()
+    ids = np.asarray([0, 1, 0, 1, -1, 10**6], np.int64)
+    with fast.query_view() as view:
+        first = view.entities(ids)
+        again = view.entities(ids[:2])
+        with fast.query_view() as inner:  # nested: the same memo
+            inner.entities(ids[:1])
+        elsewhere: list = []
+        worker = threading.Thread(target=lambda: elsewhere.extend(fast.entities(ids[:1])))
+        worker.start()
+        worker.join()
+    assert reads == [0, 1, 0]  # the other thread decoded its own copy
+    assert first[0] is first[2] is again[0] and first[4] is None and first[5] is None
+    assert elsewhere[0] is not first[0] and elsewhere[0] == first[0]
+    fast.entities(ids[:1])
+    with fast.query_view() as view:
+        view.entities(ids[:1])
+    assert reads == [0, 1, 0, 0, 0]  # outside a view nothing is kept; a new view starts afresh
+
+
 def test_the_lifecycle_is_explicit_with_defaults(reference):
     backend = PrimitivesOnly(SnapshotBackend(Snapshot.from_index(reference)))
     with backend.reader() as view:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from kg_rag.arrays import unique_ints
 from kg_rag.index.lexical import tokenize
 from kg_rag.query.strategies.base import Strategy, StrategyInput, StrategyOutput, check_number, register_strategy
 from kg_rag.store.base import Pairs
@@ -33,7 +34,7 @@ def walk_entities(ws: Workspace, chunk: int) -> np.ndarray:
     """The entities a picked chunk links onward through: all it mentions, or — under type or direction
     filters — the ends of the allowed relations it states, on the permitted side."""
     if not filtered_walk(ws):
-        return np.unique(ws.chunk_entities(np.asarray([chunk], dtype=I64)).right)
+        return unique_ints(ws.chunk_entities(np.asarray([chunk], dtype=I64)).right)
     ef = ws.edge_filter
     _, edges = ws.view.chunk_relations(np.asarray([chunk], dtype=I64), ef)
     sides = []
@@ -209,7 +210,6 @@ class Chain(Strategy):
 
         walk_filtered = filtered_walk(ws)
         named = s.named if not self.link_named else frozenset()
-        unlinked = np.fromiter(named, dtype=I64, count=len(named)) if named else None
 
         # seed boost: chunks mentioning query entities (under filters: stating an allowed relation of theirs)
         seed_boost: dict[int, float] = {}
@@ -237,14 +237,14 @@ class Chain(Strategy):
             none = (np.zeros(0, I64), np.zeros(0, np.float64))
             handle = int(space.ids[t])
             ents = walk_entities(ws, handle)
-            if unlinked is not None:
-                ents = ents[~np.isin(ents, unlinked)]
+            if named:  # a handful of names: set look-ups, not an array set operation
+                ents = ents[np.fromiter((e not in named for e in ents.tolist()), dtype=bool, count=ents.size)]
             if ents.size == 0:
                 return none
             u = dict(zip(ents.tolist(), spec(ents).tolist()))
             if self.edge_weight > 0:
                 u = self._follow_edges(ws, u, spec)
-                if unlinked is not None:  # one edge further may reach a named entity again
+                if named:  # one edge further may reach a named entity again
                     u = {e: v for e, v in u.items() if e not in named}
             active = np.asarray([e for e, v in u.items() if v > 0], dtype=I64)
             if active.size == 0:
