@@ -344,14 +344,14 @@ class SnapshotBackend(QueryBackend):
         ids = _ids(chunk_ids)
         ids = ids[(ids >= 0) & (ids < self.cg.n_chunks)]
         m = self.cg.chunk_entities
-        ents, owner = csr_gather(m.indptr, m.indices.astype(I64), ids)
+        ents, owner = csr_gather(m.indptr, m.indices, ids)
         return Pairs(owner.astype(I64), ents.astype(I64))
 
     def entity_chunks(self, entity_ids: np.ndarray) -> Pairs:
         ids = _ids(entity_ids)
         ids = ids[(ids >= 0) & (ids < self.cg.n_nodes)]
         m = self.cg.incidence
-        chunks, owner = csr_gather(m.indptr, m.indices.astype(I64), ids)
+        chunks, owner = csr_gather(m.indptr, m.indices, ids)
         return Pairs(owner.astype(I64), chunks.astype(I64))
 
     def mention_counts(self, entity_ids: np.ndarray) -> np.ndarray:
@@ -373,7 +373,7 @@ class SnapshotBackend(QueryBackend):
         ids = _ids(chunk_ids)
         ids = ids[(ids >= 0) & (ids < cg.n_chunks)]
         m = cg.chunk_edges
-        edges, owner = csr_gather(m.indptr, m.indices.astype(I64), ids)
+        edges, owner = csr_gather(m.indptr, m.indices, ids)
         keep = self._allowed(edge_filter)[edges] if edges.size else np.zeros(0, bool)
         blocked = self._blocked(edge_filter)
         if blocked is not None and edges.size:
@@ -385,7 +385,7 @@ class SnapshotBackend(QueryBackend):
         ids = _ids(relation_ids)
         ids = ids[(ids >= 0) & (ids < self.cg.n_edges)]
         m = self.cg.edge_chunks
-        chunks, owner = csr_gather(m.indptr, m.indices.astype(I64), ids)
+        chunks, owner = csr_gather(m.indptr, m.indices, ids)
         return Pairs(owner.astype(I64), chunks.astype(I64))
 
     # ------------------------------------------------------------------ records
