@@ -1,0 +1,47 @@
+"""The per-query working set: each handle's pairs are fetched once, and come back in the order the backend gave
+them (by fetch, then by handle) — positions in the query's chunk space, and so tie-breaks, follow that order."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kg_rag.query.workspace import HandleSpace, _PairCache
+from kg_rag.store.base import Pairs
+
+I64 = np.int64
+TABLE = {1: [10, 11], 2: [20], 3: [], 5: [50, 51, 52], 7: [70]}
+
+
+def fetcher(calls: list[list[int]]):
+    def fetch(handles: np.ndarray) -> Pairs:
+        asked = handles.tolist()
+        calls.append(asked)
+        left = [h for h in asked for _ in TABLE.get(h, [])]
+        right = [c for h in asked for c in TABLE.get(h, [])]
+        return Pairs(np.asarray(left, I64), np.asarray(right, I64))
+
+    return fetch
+
+
+def test_each_handle_is_fetched_once_and_pairs_keep_the_fetch_order():
+    calls: list[list[int]] = []
+    cache = _PairCache(fetcher(calls))
+    first = cache.get(np.asarray([5, 2, 5], I64))
+    assert calls == [[2, 5]]  # sorted, distinct
+    assert first.left.tolist() == [2, 5, 5, 5] and first.right.tolist() == [20, 50, 51, 52]
+    mixed = cache.get(np.asarray([7, 1, 5, 3], I64))
+    assert calls == [[2, 5], [1, 3, 7]]  # only the new ones
+    # the earlier fetch first (5), then the new one by handle (1, 3 has none, 7)
+    assert mixed.left.tolist() == [5, 5, 5, 1, 1, 7] and mixed.right.tolist() == [50, 51, 52, 10, 11, 70]
+    cached = cache.get(np.asarray([3, 2], I64))
+    assert calls == [[2, 5], [1, 3, 7]]
+    assert cached.left.tolist() == [2] and cached.right.tolist() == [20]
+    assert len(cache.get(np.asarray([3], I64))) == 0 and len(cache.get(np.zeros(0, I64))) == 0
+    assert cache.get(np.asarray([2], I64)).left.dtype == I64
+
+
+def test_handle_space_positions_follow_first_sight():
+    space = HandleSpace()
+    assert space.add(np.asarray([9, 4, 9], I64)).tolist() == [0, 1, 0]
+    assert space.add([4, 12]).tolist() == [1, 2]
+    assert space.positions(np.asarray([12, 5], I64)).tolist() == [2, -1]
