@@ -377,11 +377,12 @@ class PostgresView(QueryBackend):
         todo = handles if cached is None else [h for h in dict.fromkeys(handles) if h not in cached]
         found: dict[int, float] = {}
         if todo:
-            rows = self._fetch(
-                f"SELECT t.id, -(t.embedding <#> %(q)s) FROM {self.s}.{table} t WHERE t.id = ANY(%(ids)s::int8[])",
+            rows = self._fetch(  # one row of two arrays (a hub's chunks are thousands of rows otherwise)
+                f"SELECT array_agg(t.id), array_agg(-(t.embedding <#> %(q)s)) FROM {self.s}.{table} t "
+                "WHERE t.id = ANY(%(ids)s::int8[])",
                 {"q": q, "ids": todo},
             )
-            found = {h: float(v) for h, v in rows}
+            found = dict(zip(rows[0][0] or [], rows[0][1] or [])) if rows else {}
             if cached is not None:
                 cached.update({h: found.get(h, 0.0) for h in todo})
         source = cached if cached is not None else found
@@ -399,16 +400,19 @@ class PostgresView(QueryBackend):
         if not counts or not n:
             result = (np.zeros(0, I64), np.zeros(0, F32))
         else:
+            # one row of two arrays: a common word puts most chunks in the result, and arrays decode in C
             rows = self._fetch(
                 f"""WITH q AS MATERIALIZED (
                         SELECT q.term, q.qn * ln(1 + (%(n)s::float8 - t.df + 0.5) / (t.df + 0.5)) AS w
                         FROM unnest(%(terms)s::text[], %(qn)s::int4[]) AS q(term, qn)
-                        JOIN {self.s}.terms t ON t.term = q.term)
-                    SELECT p.chunk,
-                           sum(q.w * p.tf * %(k1p)s::float8 / (p.tf + %(k1)s::float8 * (%(one_b)s::float8
-                               + %(b_avg)s::float8 * p.dl)))
-                    FROM q JOIN {self.s}.postings p ON p.term = q.term
-                    GROUP BY p.chunk""",
+                        JOIN {self.s}.terms t ON t.term = q.term),
+                    s AS (
+                        SELECT p.chunk,
+                               sum(q.w * p.tf * %(k1p)s::float8 / (p.tf + %(k1)s::float8 * (%(one_b)s::float8
+                                   + %(b_avg)s::float8 * p.dl))) AS score
+                        FROM q JOIN {self.s}.postings p ON p.term = q.term
+                        GROUP BY p.chunk)
+                    SELECT array_agg(chunk), array_agg(score) FROM s""",
                 {
                     "terms": list(counts),
                     "qn": list(counts.values()),
@@ -419,8 +423,9 @@ class PostgresView(QueryBackend):
                     "b_avg": BM25_B / avg,
                 },
             )
-            ids = np.fromiter((r[0] for r in rows), dtype=I64, count=len(rows))
-            scores = np.fromiter((r[1] for r in rows), dtype=F32, count=len(rows))
+            chunks, values = rows[0] if rows else (None, None)
+            ids = np.asarray(chunks or [], dtype=I64)
+            scores = np.asarray(values or [], dtype=np.float64).astype(F32)
             keep = scores > 0
             ids, scores = ids[keep], scores[keep]
             order = np.lexsort((ids, -scores))
