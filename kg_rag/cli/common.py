@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import math
 from collections.abc import Callable
@@ -130,3 +131,42 @@ def index_embeddings(spec: str | None, stored: str, where: str) -> object:
     embeddings = embeddings_for_index(spec, stored, where)
     require_index_model(embeddings, stored, where)
     return embeddings
+
+
+def add_filter_arguments(p: argparse.ArgumentParser) -> None:
+    """``--doc`` and ``--filter``: the query-time document filter, for every command that retrieves."""
+    p.add_argument(
+        "--doc",
+        action="append",
+        help="only these documents (repeatable; ids as `kg-rag stats IDX --docs` lists them)",
+    )
+    p.add_argument(
+        "--filter",
+        default=None,
+        help='only chunks whose metadata match, as JSON: \'{"source": "policies/a.md"}\', a list for any of',
+    )
+
+
+def document_filter(args: argparse.Namespace) -> dict[str, Any]:
+    """``--filter`` (a JSON object) and ``--doc`` ids as one document filter, checked before the index opens
+    (see :func:`add_filter_arguments`)."""
+    doc_filter: dict[str, Any] = {}
+    if args.filter is not None:
+        try:
+            doc_filter = json.loads(args.filter)
+        except json.JSONDecodeError as exc:
+            raise CLIError(f"--filter is not JSON ({exc.msg} at character {exc.pos})") from None
+        if not isinstance(doc_filter, dict):
+            raise CLIError(f'--filter must be a JSON object such as \'{{"doc_id": ["a.md"]}}\', got {args.filter}')
+    if args.doc:
+        if "doc_id" in doc_filter:
+            raise CLIError("give document ids either with --doc or as doc_id in --filter, not both")
+        doc_filter["doc_id"] = list(args.doc)
+    if doc_filter:
+        from kg_rag.store.scope import DocumentFilter
+
+        try:
+            DocumentFilter.parse(doc_filter)
+        except ValueError as exc:
+            raise CLIError(str(exc)) from None
+    return doc_filter

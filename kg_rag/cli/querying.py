@@ -7,32 +7,15 @@ import json
 import sys
 from typing import Any
 
-from kg_rag.cli.common import CLIError, check_location, count_at_least, split_list
+from kg_rag.cli.common import (
+    CLIError,
+    add_filter_arguments,
+    check_location,
+    count_at_least,
+    document_filter,
+    split_list,
+)
 from kg_rag.context import render_path
-
-
-def _document_filter(args: argparse.Namespace) -> dict[str, Any]:
-    """``--filter`` (a JSON object) and ``--doc`` ids as one document filter, checked before the index opens."""
-    doc_filter: dict[str, Any] = {}
-    if args.filter is not None:
-        try:
-            doc_filter = json.loads(args.filter)
-        except json.JSONDecodeError as exc:
-            raise CLIError(f"--filter is not JSON ({exc.msg} at character {exc.pos})") from None
-        if not isinstance(doc_filter, dict):
-            raise CLIError(f'--filter must be a JSON object such as \'{{"doc_id": ["a.md"]}}\', got {args.filter}')
-    if args.doc:
-        if "doc_id" in doc_filter:
-            raise CLIError("give document ids either with --doc or as doc_id in --filter, not both")
-        doc_filter["doc_id"] = list(args.doc)
-    if doc_filter:
-        from kg_rag.store.scope import DocumentFilter
-
-        try:
-            DocumentFilter.parse(doc_filter)
-        except ValueError as exc:
-            raise CLIError(str(exc)) from None
-    return doc_filter
 
 
 def cmd_query(args: argparse.Namespace) -> int:
@@ -56,7 +39,7 @@ def cmd_query(args: argparse.Namespace) -> int:
             raise CLIError("--edge-types names no relation type")
     if args.exclude_edge_types:
         overrides["exclude_edge_types"] = split_list(args.exclude_edge_types)
-    doc_filter = _document_filter(args)
+    doc_filter = document_filter(args)
     if doc_filter:
         overrides["filter"] = doc_filter
     retriever = EntityBasedKGRAG.from_index(args.index, embeddings, preset=args.preset)
@@ -189,16 +172,7 @@ def add_parsers(sub) -> None:
         action="append",
         help="never show or traverse these entities (names as for --include-entities)",
     )
-    p.add_argument(
-        "--doc",
-        action="append",
-        help="only these documents (repeatable; ids as `kg-rag stats IDX --docs` lists them)",
-    )
-    p.add_argument(
-        "--filter",
-        default=None,
-        help='only chunks whose metadata match, as JSON: \'{"source": "policies/a.md"}\', a list for any of',
-    )
+    add_filter_arguments(p)
     p.add_argument(
         "--max-hops",
         type=count_at_least(0),

@@ -7,7 +7,7 @@ import argparse
 import contextlib
 import sys
 
-from kg_rag.cli.common import CLIError, check_location, logger
+from kg_rag.cli.common import CLIError, add_filter_arguments, check_location, document_filter, logger
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
@@ -17,10 +17,12 @@ def _retriever(args: argparse.Namespace):
     from kg_rag.langchain.retriever import EntityBasedKGRAG
     from kg_rag.query.params import get_preset
 
+    doc_filter = document_filter(args)  # checked before the index opens
     check_location(args.index)
     get_preset(args.preset)
     embeddings = make_embeddings(args.embeddings) if args.embeddings else None
-    return EntityBasedKGRAG.from_index(args.index, embeddings, preset=args.preset)
+    settings = {"filter": doc_filter} if doc_filter else {}
+    return EntityBasedKGRAG.from_index(args.index, embeddings, preset=args.preset, **settings)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -79,6 +81,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--port", type=count_at_least(1), default=8765, help="port (default: 8765)")
     p.add_argument("--embeddings", default=None, help="query embeddings (default: the model the index records)")
     p.add_argument("--preset", default="default", help="retrieval preset: default | seed003")
+    add_filter_arguments(p)
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser(
@@ -93,4 +96,5 @@ def add_parsers(sub) -> None:
     p.add_argument("--preset", default="default", help="retrieval preset: default | seed003")
     p.add_argument("--global-level", type=count_at_least(0), default=0, help="community level for global_search")
     p.add_argument("--no-global", action="store_true", help="do not serve global_search")
+    add_filter_arguments(p)
     p.set_defaults(func=cmd_mcp)

@@ -42,3 +42,24 @@ def test_a_bad_filter_is_one_line(idx, capsys, flags, message):
     assert main(["query", idx, Q, *flags, *EMB]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("command", ["serve", "mcp"])
+def test_serve_and_mcp_take_the_same_filter(idx, command):
+    """The explorer and the MCP tools serve a retriever built with the filter, so every query they answer is
+    restricted (what each then does with a filter is tested with the explorer and MCP)."""
+    from kg_rag.cli import build_parser
+    from kg_rag.cli.serving import _retriever
+
+    args = build_parser().parse_args([command, idx, "--doc", "doc-03", "--doc", "doc-04", *EMB[:2]])
+    retriever = _retriever(args)
+    assert {d.metadata["doc_id"] for d in retriever.invoke(Q)} == {"doc-03", "doc-04"}
+    plain = _retriever(build_parser().parse_args([command, idx, *EMB[:2]]))
+    assert len({d.metadata["doc_id"] for d in plain.invoke(Q)}) > 2
+
+
+@pytest.mark.parametrize("command", ["serve", "mcp"])
+def test_serve_and_mcp_refuse_a_bad_filter_before_starting(idx, capsys, command):
+    assert main([command, idx, "--filter", '["doc-03"]', *EMB[:2]]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--filter must be a JSON object" in err and len(err.splitlines()) == 1
