@@ -174,6 +174,11 @@ class SelectSettings(_Settings):
     relation_floor: float = 0.3
     """Relationship rows stop where relevance drops off: a relation is shown only while it is at least this
     fraction as relevant as the best one (budget left over goes to the source passages)."""
+    less_sure_asked: bool = True
+    """A chunk less than half as sure as the top one (the third and later) evidences only the relations that
+    continue the evidence *and* are of a type the question asks for (when it asks for any, and
+    ``relation_match`` is on): the last hop's answer, not the passage's other facts (off = every continuing
+    relation, as before; measured: evaluation/README.md)."""
     max_paths: int = 10
     """Most directed paths (paths follow only the most relevant relations, from a question entity)."""
     max_relations: int = 25
@@ -188,7 +193,7 @@ class SelectSettings(_Settings):
         "max_relations": 0,
         "rerank_depth": 1,
     }
-    _BOOLS: ClassVar[tuple[str, ...]] = ("fill_with_dense",)
+    _BOOLS: ClassVar[tuple[str, ...]] = ("fill_with_dense", "less_sure_asked")
     _RANGES: ClassVar[dict[str, tuple[float | None, float | None]]] = {
         "lexical_weight": (0.0, None),
         "relation_match": (0.0, None),

@@ -9,6 +9,8 @@ import numpy as np
 
 from kg_rag.arrays import unique_ints
 from kg_rag.index.lexical import tokenize
+from kg_rag.model.schema import canonical_key
+from kg_rag.query.senses import title_sense
 from kg_rag.query.strategies.base import Strategy, StrategyInput, StrategyOutput, check_number, register_strategy
 from kg_rag.store.base import Pairs
 
@@ -95,6 +97,36 @@ def named_passages(
     return {c: frozenset(es) for c, es in found.items()}
 
 
+def own_passages(ws: Workspace, cover_of: dict[int, frozenset[int]]) -> list[int]:
+    """Local positions of the passages *about* an entity the question names (among ``cover_of``, see
+    :func:`named_passages`): titled by its name, as its own article is (``Brother`` or ``Brother (Pearl Jam
+    song)`` for *Brother*). A multi-hop question's chain starts at what it names — "the snowfall in the city
+    where the performers of *Brother* were formed" — while the passage most like the whole question is often a
+    look-alike of the last hop (another city's snowfall) that no link leads on from. A passage that only
+    mentions the name may be about anything else, and a bare number or date ("1930") names no subject."""
+    if not cover_of:
+        return []
+    ents = np.asarray(sorted(set().union(*cover_of.values())), dtype=I64)
+    keys = {
+        int(h): rec.key
+        for h, rec in zip(ents.tolist(), ws.view.entities(ents))
+        if rec is not None and any(ch.isalpha() for ch in rec.name)
+    }
+    if not keys:
+        return []
+    positions = np.asarray(sorted(cover_of), dtype=I64)
+    own = []
+    for i, rec in zip(positions.tolist(), ws.view.chunks(ws.chunks.ids[positions])):
+        title = str((rec.metadata or {}).get("title") or "") if rec is not None else ""
+        if not title:
+            continue
+        sense = title_sense(title)
+        about = {canonical_key(title), sense[0] if sense else ""}
+        if any(keys.get(e) in about for e in cover_of[i]):
+            own.append(i)
+    return own
+
+
 class QuestionRest:
     """The words of the question that no picked chunk contains yet, and the lexical relevance of chunks to them.
 
@@ -153,13 +185,14 @@ class Chain(Strategy):
     enough to pin down a passage (mentioned in at most twice as many chunks as are returned) gives the chunks
     mentioning it the boost a picked chunk of the best relevance would (``cover_named``), until one of them
     is picked, so a question naming two things gets a passage about each before a chain from one of them
-    goes deeper. A chunk reached by a link is ranked by the rest of the question (``rest_of_question``): its
-    lexical relevance counts only the question's words that no picked chunk contains, since the next hop is
-    about what the picked passage adds, not about what it already matched (:class:`QuestionRest`). A chain is
-    at most ``max_hops`` links long. Under type or
-    direction filters a chain walks relations: a picked chunk links onward only through the ends of the
-    allowed relations it states (their targets for ``out``, their sources for ``in``), to chunks that state an
-    allowed relation continuing from there; excluded entities never link.
+    goes deeper; and when what it names has a passage of its own (titled by the name), the chain starts at one
+    of those (``start_at_named``, :func:`own_passages`). A chunk reached by a link is ranked by the rest of the
+    question (``rest_of_question``): its lexical relevance counts only the question's words that no picked
+    chunk contains, since the next hop is about what the picked passage adds, not about what it already matched
+    (:class:`QuestionRest`). A chain is at most ``max_hops`` links long. Under type or direction filters a
+    chain walks relations: a picked chunk links onward only through the ends of the allowed relations it states
+    (their targets for ``out``, their sources for ``in``), to chunks that state an allowed relation continuing
+    from there; excluded entities never link.
     """
 
     name = "chain"
@@ -181,6 +214,9 @@ class Chain(Strategy):
     rest_of_question: bool = True
     """Rank a linked chunk by the rest of the question: its lexical relevance counts only the question's words
     that no picked chunk contains (measured: evaluation/README.md; off = the whole question, as before)."""
+    start_at_named: bool = True
+    """Start the chain at a passage about an entity the question names, when one is titled by its name
+    (measured: evaluation/README.md; off = the first pick is the best-scoring chunk, as before)."""
 
     def check(self) -> list[str]:
         problems = super().check()
@@ -231,6 +267,7 @@ class Chain(Strategy):
         cover_of = named_passages(ws, s.proper, walk_filtered, s.included) if self.cover_named else {}
         cover_value = self.weight * top_relevance
         covered: set[int] = set()
+        start = np.asarray(own_passages(ws, cover_of) if self.start_at_named else [], dtype=I64)
 
         def links(t: int) -> tuple[np.ndarray, np.ndarray]:
             """Local chunk positions linked from the chunk at position ``t``, and each link's strength."""
@@ -287,6 +324,8 @@ class Chain(Strategy):
             total[open_cover] += cover_value
             total[chosen] = -np.inf
             t = int(np.argmax(total))
+            if not chosen and start.size and np.isfinite(np.max(total[start])):
+                t = int(start[np.argmax(total[start])])  # the chain starts at what the question names
             if not np.isfinite(total[t]):
                 break
             chosen.append(t)
