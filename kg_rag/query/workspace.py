@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kg_rag.arrays import unique_first, unique_ints
+from kg_rag.arrays import in_sorted, unique_first, unique_ints
 from kg_rag.query.params import QueryParams
 from kg_rag.store.base import EdgeFilter, Pairs, QueryBackend
 
@@ -70,39 +70,58 @@ class HandleSpace:
 class _PairCache:
     """Pairs fetched from the backend, keyed by their left handle (fetched once per handle).
 
-    A query asks for one chunk's or a few entities' pairs at a time, so each handle's right side is kept apart
-    (a dict lookup per handle, no set operation over everything fetched so far). Pairs come back in the order
-    the backend gave them: by fetch, then by handle within a fetch (every backend groups a fetch's pairs by
-    left handle, in the order asked) — positions in the query's chunk space follow that order."""
+    Pairs come back in the order the backend gave them: by fetch, then by handle within a fetch (every backend
+    groups a fetch's pairs by left handle, in the order asked) — positions in the query's chunk space follow
+    that order. A chain asks for one chunk's or a few entities' pairs at a time: those are kept per handle too
+    (a dict look-up each); ``ppr`` asks for thousands at once: those are filtered from everything fetched, by
+    binary search."""
+
+    SMALL = 32
+    """Requests of at most this many handles are answered per handle."""
 
     def __init__(self, fetch: Callable[[np.ndarray], Pairs]) -> None:
         self._fetch = fetch
+        self._keys = np.zeros(0, dtype=I64)
+        self._left = np.zeros(0, dtype=I64)
+        self._right = np.zeros(0, dtype=I64)
         self._rows: dict[int, tuple[int, np.ndarray]] = {}
         self._fetches = 0
 
-    def get(self, handles: np.ndarray) -> Pairs:
-        hs = unique_ints(np.asarray(handles, dtype=I64)).tolist()
-        if not hs:
-            return Pairs.empty()
-        rows = self._rows
-        todo = [h for h in hs if h not in rows]
-        if todo:
-            pairs = self._fetch(np.asarray(todo, dtype=I64))
-            order = np.argsort(pairs.left, kind="stable")  # the identity when grouped as asked
-            left, right = pairs.left[order], pairs.right[order]
+    def _add(self, todo: np.ndarray) -> None:
+        pairs = self._fetch(todo)
+        left, right = pairs.left.astype(I64, copy=False), pairs.right.astype(I64, copy=False)
+        batch = self._fetches
+        self._fetches += 1
+        self._keys = unique_ints(np.concatenate([self._keys, todo]))
+        self._left = np.concatenate([self._left, left])
+        self._right = np.concatenate([self._right, right])
+        if todo.size <= self.SMALL:
+            order = np.argsort(left, kind="stable")  # the identity when grouped as asked
+            left, right = left[order], right[order]
             starts = np.searchsorted(left, todo, side="left").tolist()
             ends = np.searchsorted(left, todo, side="right").tolist()
-            batch = self._fetches
-            self._fetches += 1
-            for h, a, b in zip(todo, starts, ends):
-                rows[h] = (batch, right[a:b])
-        got = sorted((rows[h][0], h) for h in hs)
-        parts = [rows[h][1] for _, h in got]
-        sizes = [part.size for part in parts]
-        if not sum(sizes):
+            for h, a, b in zip(todo.tolist(), starts, ends):
+                self._rows[h] = (batch, right[a:b])
+
+    def get(self, handles: np.ndarray) -> Pairs:
+        hs = unique_ints(np.asarray(handles, dtype=I64))
+        if hs.size == 0:
             return Pairs.empty()
-        left = np.repeat(np.asarray([h for _, h in got], dtype=I64), sizes)
-        return Pairs(left, np.concatenate(parts).astype(I64, copy=False))
+        known = in_sorted(hs, self._keys)
+        if not known.all():
+            self._add(hs[~known])
+        rows = self._rows
+        if hs.size <= self.SMALL and all(h in rows for h in hs.tolist()):
+            got = sorted((rows[h][0], h) for h in hs.tolist())
+            parts = [rows[h][1] for _, h in got]
+            sizes = [part.size for part in parts]
+            if not sum(sizes):
+                return Pairs.empty()
+            return Pairs(np.repeat(np.asarray([h for _, h in got], dtype=I64), sizes), np.concatenate(parts))
+        if hs.size == self._keys.size:
+            return Pairs(self._left, self._right)
+        keep = in_sorted(self._left, hs)
+        return Pairs(self._left[keep], self._right[keep])
 
 
 @dataclass
