@@ -45,3 +45,13 @@ def test_handle_space_positions_follow_first_sight():
     assert space.add(np.asarray([9, 4, 9], I64)).tolist() == [0, 1, 0]
     assert space.add([4, 12]).tolist() == [1, 2]
     assert space.positions(np.asarray([12, 5], I64)).tolist() == [2, -1]
+
+
+def test_large_requests_give_the_same_pairs_in_the_same_order():
+    """ppr asks for thousands of handles at once: those are filtered from everything fetched rather than looked
+    up one by one, with the same result and order as the per-handle path."""
+    small, large = _PairCache(fetcher([])), _PairCache(fetcher([]))
+    large.SMALL = 1  # every request of two or more handles takes the filtering path
+    for asked in ([5, 2], [7, 1, 5, 3], [3, 2], [1, 2, 3, 5, 7], [9, 7]):
+        a, b = small.get(np.asarray(asked, I64)), large.get(np.asarray(asked, I64))
+        assert a.left.tolist() == b.left.tolist() and a.right.tolist() == b.right.tolist(), asked
