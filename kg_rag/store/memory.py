@@ -47,6 +47,15 @@ def _ids(values: Any) -> np.ndarray:
     return np.asarray(values, dtype=I64).reshape(-1)
 
 
+def _scores_of(scores: np.ndarray, chunk_ids: Any) -> np.ndarray:
+    """The given chunks' entries of an every-chunk score array (0 for unknown handles)."""
+    ids = _ids(chunk_ids)
+    out = np.zeros(ids.size, dtype=np.float32)
+    ok = (ids >= 0) & (ids < scores.size)
+    out[ok] = scores[ids[ok]]
+    return out
+
+
 class SnapshotBackend(QueryBackend):
     """Serves queries from one snapshot; immutable, so every view is the backend itself."""
 
@@ -189,12 +198,7 @@ class SnapshotBackend(QueryBackend):
         return Hits(order.astype(I64), scores[order].astype(np.float32))
 
     def lexical_scores(self, text: str, chunk_ids: np.ndarray) -> np.ndarray:
-        ids = _ids(chunk_ids)
-        scores = self._lexical_all(text)
-        out = np.zeros(ids.size, dtype=np.float32)
-        ok = (ids >= 0) & (ids < scores.size)
-        out[ok] = scores[ids[ok]]
-        return out
+        return _scores_of(self._lexical_all(text), chunk_ids)
 
     def term_scorer(self, words: Sequence[str]) -> TermScorer:
         return ColumnScorer(self, self._bm25(), words) if self.cg.n_chunks else TermScorer(self)
@@ -520,12 +524,7 @@ class ColumnScorer(TermScorer):
         return hit
 
     def scores(self, text: str, chunk_ids: np.ndarray) -> np.ndarray:
-        ids = _ids(chunk_ids)
-        scores = self._scores(text)
-        out = np.zeros(ids.size, dtype=np.float32)
-        ok = (ids >= 0) & (ids < scores.size)
-        out[ok] = scores[ids[ok]]
-        return out
+        return _scores_of(self._scores(text), chunk_ids)
 
     def best(self, text: str) -> float:
         scores = self._scores(text)
