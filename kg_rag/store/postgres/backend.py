@@ -378,7 +378,8 @@ class PostgresView(QueryBackend):
         found: dict[int, float] = {}
         if todo:
             rows = self._fetch(  # one row of two arrays (a hub's chunks are thousands of rows otherwise)
-                f"SELECT array_agg(t.id), array_agg(-(t.embedding <#> %(q)s)) FROM {self.s}.{table} t "
+                f"SELECT array_agg(t.id ORDER BY t.id), array_agg(-(t.embedding <#> %(q)s) ORDER BY t.id) "
+                f"FROM {self.s}.{table} t "
                 "WHERE t.id = ANY(%(ids)s::int8[])",
                 {"q": q, "ids": todo},
             )
@@ -400,7 +401,8 @@ class PostgresView(QueryBackend):
         if not counts or not n:
             result = (np.zeros(0, I64), np.zeros(0, F32))
         else:
-            # one row of two arrays: a common word puts most chunks in the result, and arrays decode in C
+            # one row of two arrays (aligned by their ORDER BY): a common word puts most chunks in the result, and
+            # arrays decode in C
             rows = self._fetch(
                 f"""WITH q AS MATERIALIZED (
                         SELECT q.term, q.qn * ln(1 + (%(n)s::float8 - t.df + 0.5) / (t.df + 0.5)) AS w
@@ -412,7 +414,7 @@ class PostgresView(QueryBackend):
                                    + %(b_avg)s::float8 * p.dl))) AS score
                         FROM q JOIN {self.s}.postings p ON p.term = q.term
                         GROUP BY p.chunk)
-                    SELECT array_agg(chunk), array_agg(score) FROM s""",
+                    SELECT array_agg(chunk ORDER BY chunk), array_agg(score ORDER BY chunk) FROM s""",
                 {
                     "terms": list(counts),
                     "qn": list(counts.values()),
