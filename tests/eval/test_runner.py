@@ -158,3 +158,31 @@ def test_cli_eval_writes_results(small_eval, capsys):
     assert data["questions"] == 2 and set(data["methods"]) == {"dense", "bm25", "seed003", "kg-rag"}
     assert "recall@2" in capsys.readouterr().out
     assert main(["eval", "--questions", str(tmp / "q.json"), "--index", str(tmp / "idx"), "--methods", "nope"]) == 2
+
+
+def test_every_method_is_timed_with_the_text_memos_empty():
+    """Methods run one after another on the same questions: each starts with the process-wide text memos
+    emptied, so a later method is not timed on what an earlier one worked out. Every such memo in the package
+    is listed (the tokenizer's encoding object is kept: loading it is a process's start-up, not a query's)."""
+    import functools
+    import importlib
+    import pkgutil
+
+    import kg_rag
+    from kg_rag.eval.runner import TEXT_CACHES, clear_text_caches
+    from kg_rag.model.schema import canonical_key
+
+    found = set()
+    for info in pkgutil.walk_packages(kg_rag.__path__, "kg_rag."):
+        if any(part in info.name for part in (".explorer", ".langchain", ".serving", "__main__")):
+            continue
+        module = importlib.import_module(info.name)
+        for name, value in vars(module).items():
+            if isinstance(value, functools._lru_cache_wrapper) and value.__module__ == info.name:
+                found.add(f"{info.name}:{name}")
+    assert found - set(TEXT_CACHES) == {"kg_rag.tokens:get_encoding"}
+    assert set(TEXT_CACHES) <= found
+    canonical_key("Some Name")
+    assert canonical_key.cache_info().currsize > 0
+    clear_text_caches()
+    assert canonical_key.cache_info().currsize == 0
