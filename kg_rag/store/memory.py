@@ -501,6 +501,7 @@ class ColumnScorer(TermScorer):
         self.column = {w: j for j, w in enumerate(self.words)}
         cols = np.asarray([bm.vocab[w] for w in self.words], dtype=I64)
         self.matrix = bm.matrix[:, cols]
+        self.matrix.sort_indices()  # words_in binary-searches each column's chunks
         self.idf = bm.idf[cols]
         self._all: dict[str, np.ndarray] = {}
 
@@ -532,9 +533,13 @@ class ColumnScorer(TermScorer):
         return top if top > 0 else 0.0
 
     def words_in(self, chunk_id: int) -> set[str]:
-        m = self.matrix
-        at = np.flatnonzero(m.indices == chunk_id)
-        return {self.words[j] for j in (np.searchsorted(m.indptr, at, side="right") - 1).tolist()}
+        m, found = self.matrix, set()
+        for j, word in enumerate(self.words):  # a binary search per question word, whatever the corpus size
+            rows = m.indices[m.indptr[j] : m.indptr[j + 1]]
+            at = int(np.searchsorted(rows, chunk_id))
+            if at < rows.size and rows[at] == chunk_id:
+                found.add(word)
+        return found
 
 
 class LiveBackend(VersionedBackend):
