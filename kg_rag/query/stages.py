@@ -172,7 +172,6 @@ def run_score(s: QueryState) -> None:
     """The strategy's ranking of chunks and its entity scores."""
     seeds = s.seeds
     empty = np.zeros(0, I64)
-    depth = s.params.select.rerank_depth if s.reranker is not None else 0
     out = s.params.select.strategy.score(
         StrategyInput(
             _ws(s),
@@ -183,10 +182,10 @@ def run_score(s: QueryState) -> None:
             frozenset(seeds.named),
             frozenset(seeds.proper),
             frozenset(seeds.included),
-            max(depth, s.params.select.top_k_chunks) if depth else 0,
+            _wanted(s) if s.reranker is not None else 0,
         )
     )
-    k = s.params.select.top_k_chunks if s.reranker is None else max(s.params.select.top_k_chunks, depth)
+    k = _wanted(s)
     s.scored = out
     s.ranked = [int(x) for x in out.chunks[:k]]
     s.scores = [float(x) for x in out.scores[:k]]
