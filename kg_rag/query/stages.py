@@ -1,11 +1,12 @@
 """The query pipeline as declared stages over one :class:`QueryState`.
 
-``filters → seeds → expand → candidates → score → fill → rerank → select → communities → context``
+``filters → searches → seeds → expand → candidates → score → fill → rerank → select → communities → context``
 
 Each stage reads what earlier stages put on the state and adds its own part. A stage runs only when something
 consumes what it gives: the scoring strategy declares what it reads (``Strategy.consumes``), so the graph
 expansion — a recursive CTE on PostgreSQL — runs for ``frequency`` and ``path`` and not for ``chain`` or
 ``ppr`` (which walks on its own); ``fill`` runs only when the strategy returned fewer chunks than asked;
+``searches`` runs a query's vector searches at once, where the backend can (PostgreSQL, on helper connections);
 ``rerank`` only with a reranker (which then chooses ``top_k_chunks`` of ``rerank_depth`` ranked chunks);
 ``communities`` only when the index has reports and the context may show them. Each stage is timed on its own;
 ``RetrievalResult.stages`` lists the stages that ran, with their times, and the ones skipped, with why.
@@ -113,6 +114,16 @@ def run_filters(s: QueryState) -> None:
         shown = ", ".join(map(str, levels))
         s.warnings.append(f"community_level {level}: the index has communities on levels {shown} only")
     s.ws = Workspace(view, s.query, s.text, p, s.edge_filter)
+
+
+def run_searches(s: QueryState) -> None:
+    """The query's searches at once (the seeds' entities and facts, the candidate chunks by vector and by BM25),
+    on a backend that runs them concurrently; the later stages then read their results."""
+    p = s.params
+    planned = [("entities", p.seeds.top_k_nodes), ("facts", p.seeds.top_k_facts)]
+    if "candidates" in p.select.strategy.consumes:
+        planned.append(("chunks", p.select.candidates))
+    s.view.search_ahead(s.query, planned, s.text if p.select.lexical_weight > 0 else None)
 
 
 def run_seeds(s: QueryState) -> None:
@@ -330,6 +341,12 @@ def _communities_needed(s: QueryState) -> str | None:
     return None
 
 
+def _searches_concurrent(s: QueryState) -> str | None:
+    if not s.view.concurrent_searches:
+        return "the backend runs each search where it is needed"
+    return None
+
+
 def _always(s: QueryState) -> str | None:
     return None
 
@@ -346,6 +363,7 @@ class Stage:
 
 PIPELINE: tuple[Stage, ...] = (
     Stage("filters", run_filters),
+    Stage("searches", run_searches, _searches_concurrent),
     Stage("seeds", run_seeds),
     Stage("expand", run_expand, _strategy_reads("expansion")),
     Stage("candidates", run_candidates, _strategy_reads("candidates")),

@@ -298,10 +298,20 @@ class QueryBackend(ABC):
         raise ValueError(f"{type(self).__name__} cannot be turned into an editable index")
 
     # ---------------------------------------------------------------- vectors
+    concurrent_searches: bool = False
+    """Whether :meth:`search_ahead` runs a query's vector searches at once (a database with spare connections)."""
+
     @abstractmethod
     def search(self, kind: VectorKind, query: np.ndarray, k: int, min_score: float | None = None) -> Hits:
         """Top-``k`` rows of a vector table by cosine similarity to ``query`` (scores >= ``min_score``; ties by
         handle)."""
+
+    def search_ahead(  # noqa: B027 - a default, not an abstract method
+        self, query: np.ndarray, requests: Sequence[tuple[VectorKind, int]], text: str | None = None
+    ) -> None:
+        """The searches a query is about to make — vector searches, ``(kind, k)`` each, and BM25 of ``text`` —
+        : a backend with :attr:`concurrent_searches` runs them at once now and answers the matching
+        :meth:`search` and lexical calls from them (same results). By default each runs where it is made."""
 
     @abstractmethod
     def similarity(self, kind: VectorKind, query: np.ndarray, ids: np.ndarray) -> np.ndarray:
@@ -491,6 +501,12 @@ class VersionedBackend(QueryBackend):
     def search(self, kind: VectorKind, query: np.ndarray, k: int, min_score: float | None = None) -> Hits:
         with self.reader() as view:
             return view.search(kind, query, k, min_score)
+
+    def search_ahead(
+        self, query: np.ndarray, requests: Sequence[tuple[VectorKind, int]], text: str | None = None
+    ) -> None:
+        """Nothing to run ahead: each call on the backend itself runs in a view of its own, so results found
+        ahead would have nobody to answer (a query runs ahead in its :meth:`reader` view)."""
 
     def similarity(self, kind: VectorKind, query: np.ndarray, ids: np.ndarray) -> np.ndarray:
         with self.reader() as view:

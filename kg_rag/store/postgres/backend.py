@@ -12,16 +12,20 @@ loaded into Python beyond what a query returns:
   rules, ties included, as the in-process backend;
 - incidences (mentions, evidence) and records by handle.
 
-Each thread uses its own connection (psycopg connections are not shared between threads).
+Each thread uses its own connection (psycopg connections are not shared between threads). A query's vector
+searches run at once (:meth:`PostgresView.search_ahead`): up to :data:`SEARCH_WORKERS` helper threads, each with a
+connection of its own, search in transactions that import the query's snapshot, so they read the same version.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
@@ -70,6 +74,9 @@ HALFVEC_MARGIN = 10
 """Extra candidates a half-precision HNSW search fetches before re-scoring at full precision and cutting to k."""
 HNSW_MIN_EF = 100
 """``hnsw.ef_search`` is ``max(HNSW_MIN_EF, 2 k)`` (capped at 1000): recall ~0.98 at k=10 on MuSiQue."""
+SEARCH_WORKERS = int(os.environ.get("KG_RAG_PG_SEARCH_WORKERS", "2"))
+"""Helper threads (each with its own connection) that run a query's other vector searches while its own
+connection runs one (``KG_RAG_PG_SEARCH_WORKERS``; 0 runs them one after another)."""
 
 
 def _ids(values: Any) -> list[int]:
@@ -159,6 +166,7 @@ class PostgresBackend(VersionedBackend):
         self._types: tuple[int, list[str], dict[str, int]] | None = None
         self._meta: tuple[Any, dict[str, Any], IndexMeta, BackendInfo] | None = None
         self._seen_version: str | None = None
+        self._searchers: ThreadPoolExecutor | None = None
 
     # ------------------------------------------------------------------ connections
     def _connection(self) -> Any:
@@ -183,7 +191,37 @@ class PostgresBackend(VersionedBackend):
                 self._connections.append(conn)
         return conn
 
+    def searchers(self) -> ThreadPoolExecutor:
+        """The helper threads of :meth:`PostgresView.search_ahead` (started on first use)."""
+        with self._lock:
+            if self._searchers is None:
+                self._searchers = ThreadPoolExecutor(SEARCH_WORKERS, thread_name_prefix="kg-rag-pg-search")
+            return self._searchers
+
+    def in_snapshot(self, snapshot: str, meta: Any, method: str, *args: Any) -> Any:
+        """A :class:`PostgresView` method (a search) on this thread's connection, in a transaction that imports
+        ``snapshot`` (the asking query's): it reads exactly what that query reads."""
+        from psycopg import sql
+
+        conn = self._connection()
+        try:
+            with conn.transaction():
+                conn.execute(sql.SQL("SET TRANSACTION SNAPSHOT {}").format(sql.Literal(snapshot)))
+                view = PostgresView(self, conn)
+                view._meta = meta
+                return getattr(view, method)(*args)
+        except Exception as exc:
+            import psycopg
+
+            if isinstance(exc, psycopg.OperationalError):  # a dropped connection: reconnect next time
+                self._local.conn = None
+            raise
+
     def close(self) -> None:
+        with self._lock:
+            searchers, self._searchers = self._searchers, None
+        if searchers is not None:
+            searchers.shutdown(wait=True)
         with self._lock:
             for conn in self._connections:
                 try:
@@ -275,6 +313,9 @@ class PostgresView(QueryBackend):
         """The query vector (set by the first vector search): chunk similarities are prefetched for it."""
         self._chunk_sims: dict[int, float] = {}
         self._keys: dict[str, int | None] = {}
+        self._ahead: dict[tuple[str, int], tuple] = {}
+        """Searches run ahead for the remembered query (:meth:`search_ahead`), by ``(kind, k)``."""
+        self.concurrent_searches = SEARCH_WORKERS > 0
 
     def _fetch(self, sql: str, params: Any = None) -> list[tuple]:
         """Rows of a query in binary format (numbers are not parsed from text)."""
@@ -301,13 +342,65 @@ class PostgresView(QueryBackend):
 
     # ------------------------------------------------------------------ vectors
     def search(self, kind: VectorKind, query: np.ndarray, k: int, min_score: float | None = None) -> Hits:
-        table = _TABLES.get(kind)
-        if table is None:
+        if kind not in _TABLES:
             raise ValueError(f"unknown vector table {kind!r}")
         if k <= 0:
             return Hits.empty()
         q = _vec(query)
         self._remember(q)
+        found = self._ahead.get((kind, int(k)))
+        ids, scores, exact = found if found is not None else self._vector_search(kind, q, int(k))
+        if kind == "chunks":  # the same expression as similarity(): the candidates' relevance needs no refetch
+            self._chunk_sims.update(zip(ids.tolist(), exact))
+        if min_score is not None:
+            keep = scores >= min_score
+            ids, scores = ids[keep], scores[keep]
+        return Hits(ids, scores)
+
+    def search_ahead(
+        self, query: np.ndarray, requests: Sequence[tuple[VectorKind, int]], text: str | None = None
+    ) -> None:
+        """Run the query's searches at once — the vector searches asked, and BM25 of ``text`` — the first on
+        this connection, the others on helper connections in transactions that import this one's snapshot
+        (``pg_export_snapshot``), so each reads the version this query reads. A search a helper could not run
+        is left to :meth:`search` (or :meth:`lexical_search`)."""
+        todo: list[tuple[str, Any]] = [
+            (kind, int(k)) for kind, k in dict.fromkeys(requests) if kind in _TABLES and int(k) > 0
+        ]
+        if text and text not in self._lexical:
+            todo.append(("bm25", text))
+        if len(todo) < 2 or not self.concurrent_searches:
+            return
+        q = _vec(query)
+        self._remember(q)
+        self._load_meta()
+        snapshot = self.conn.execute("SELECT pg_export_snapshot()").fetchone()[0]
+        pool = self.backend.searchers()
+
+        def call(key: tuple[str, Any]) -> tuple:
+            """``(method, *args)`` of a :class:`PostgresView` search."""
+            return ("_bm25", key[1]) if key[0] == "bm25" else ("_vector_search", key[0], q, key[1])
+
+        futures = [pool.submit(self.backend.in_snapshot, snapshot, self._meta, *call(key)) for key in todo[1:]]
+        method, *args = call(todo[0])
+        results = [getattr(self, method)(*args)]
+        for key, future in zip(todo[1:], futures):
+            try:
+                results.append(future.result())
+            except Exception as exc:  # noqa: BLE001 - the search runs again on this connection when asked
+                logger.warning("a %s search ahead failed (%s); it runs on the query's connection", key[0], exc)
+                results.append(None)
+        for key, found in zip(todo, results):
+            if found is None:
+                continue
+            if key[0] == "bm25":
+                self._lexical[key[1]] = found
+            else:
+                self._ahead[key] = found
+
+    def _vector_search(self, kind: VectorKind, q: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, list]:
+        """Top-``k`` rows of a vector table: handles, float32 scores, and the scores as the server gave them."""
+        table = _TABLES[kind]
         fetch = int(k)
         if self._exact(kind):
             # an exact scan: the fenced subquery (OFFSET 0) computes each distance once and keeps the planner
@@ -334,19 +427,14 @@ class PostgresView(QueryBackend):
                 self.conn.execute(f"SET LOCAL hnsw.ef_search = {int(min(1000, 2 * k))}")
         rows = self.conn.execute(sql, {"q": q, "k": fetch}).fetchall()
         if not rows:
-            return Hits.empty()
+            return np.zeros(0, dtype=I64), np.zeros(0, dtype=F32), []
         ids = np.fromiter((r[0] for r in rows), dtype=I64, count=len(rows))
         scores = np.fromiter((r[1] for r in rows), dtype=F32, count=len(rows))
         if fetch > k:  # best first at full precision, ties by handle, as every backend orders them
             order = np.lexsort((ids, -scores))[:k]
             ids, scores = ids[order], scores[order]
             rows = [rows[i] for i in order]
-        if kind == "chunks":  # the same expression as similarity(): the candidates' relevance needs no refetch
-            self._chunk_sims.update((r[0], float(r[1])) for r in rows)
-        if min_score is not None:
-            keep = scores >= min_score
-            ids, scores = ids[keep], scores[keep]
-        return Hits(ids, scores)
+        return ids, scores, [float(r[1]) for r in rows]
 
     def _index_kind(self, table: str) -> str:
         """The kind of the table's vector index, as the last whole save recorded it (``hnsw`` before)."""
@@ -362,6 +450,7 @@ class PostgresView(QueryBackend):
         if self._query is None or not np.array_equal(self._query, q):
             self._query = q
             self._chunk_sims = {}
+            self._ahead = {}
 
     def similarity(self, kind: VectorKind, query: np.ndarray, ids: np.ndarray) -> np.ndarray:
         table = _TABLES.get(kind)

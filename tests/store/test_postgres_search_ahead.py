@@ -1,0 +1,159 @@
+"""PostgreSQL runs a query's searches at once (``PostgresView.search_ahead``): the entity, fact and chunk vector
+searches and BM25 go to helper connections that import the query's snapshot. The results are the ones the
+searches give one after another, they read the query's version even when a writer commits meanwhile, a helper
+that fails leaves its search to the query's own connection, and the stage log says where the searches ran."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+
+from kg_rag.query.engine import QueryEngine
+from kg_rag.store.postgres import backend as pg
+from kg_rag.testing.compliance import QUESTIONS, reference_index
+from kg_rag.testing.embeddings import BagOfWordsEmbeddings
+
+REQUESTS = [("entities", 5), ("facts", 5), ("chunks", 8)]
+
+
+@pytest.fixture
+def store(pg_schema_uri):
+    from kg_rag.store.postgres import PostgresStore
+
+    store = PostgresStore(pg_schema_uri)
+    store.save(reference_index(BagOfWordsEmbeddings()))
+    return store
+
+
+def _searches(view, q: np.ndarray, text: str) -> list[tuple[list[int], list[float]]]:
+    found = [view.search(kind, q, k) for kind, k in REQUESTS]
+    found.append(view.lexical_search(text, 8))
+    return [(h.ids.tolist(), h.scores.tolist()) for h in found]
+
+
+def _answers(backend, embeddings) -> list[tuple]:
+    engine = QueryEngine(backend, embeddings)
+    out = []
+    for question in QUESTIONS:
+        r = engine.retrieve(question)
+        out.append(([c.id for c in r.chunks], [c.score for c in r.chunks], r.context))
+    return out
+
+
+def test_searches_run_ahead_give_what_they_give_one_by_one(store, monkeypatch):
+    emb = BagOfWordsEmbeddings()
+    backend = store.backend()
+    try:
+        ahead = _answers(backend, emb)
+        with backend.reader() as view:
+            q = np.asarray(emb.embed_query(QUESTIONS[0]), dtype=np.float32)
+            view.search_ahead(q, REQUESTS, QUESTIONS[0])
+            assert set(view._ahead) == set(REQUESTS) and QUESTIONS[0] in view._lexical
+            from_ahead = _searches(view, q, QUESTIONS[0])
+    finally:
+        backend.close()
+    monkeypatch.setattr(pg, "SEARCH_WORKERS", 0)
+    backend = store.backend()
+    try:
+        assert _answers(backend, emb) == ahead
+        with backend.reader() as view:
+            assert not view.concurrent_searches
+            view.search_ahead(q, REQUESTS, QUESTIONS[0])  # nothing to do without helpers
+            assert not view._ahead
+            assert _searches(view, q, QUESTIONS[0]) == from_ahead
+    finally:
+        backend.close()
+    assert all(ids for ids, _ in from_ahead)
+
+
+def test_helpers_read_the_query_version_while_a_writer_commits(store):
+    import psycopg
+
+    emb = BagOfWordsEmbeddings()
+    q = np.asarray(emb.embed_query(QUESTIONS[1]), dtype=np.float32)
+    backend = store.backend()
+    try:
+        with backend.reader() as view:
+            before = _searches(view, q, QUESTIONS[1])
+        with backend.reader() as view:
+            view.info()  # the query's snapshot is taken here
+            with psycopg.connect(store.conninfo, autocommit=True) as writer:
+                for table in ("entity_vectors", "fact_vectors", "chunk_vectors", "postings"):
+                    writer.execute(f"DELETE FROM {store.schema}.{table}")
+            view.search_ahead(q, REQUESTS, QUESTIONS[1])
+            assert set(view._ahead) == set(REQUESTS)
+            assert _searches(view, q, QUESTIONS[1]) == before
+        with backend.reader() as view:  # the writer's delete did land: a new query finds nothing
+            assert all(not ids for ids, _ in _searches(view, q, QUESTIONS[1]))
+    finally:
+        backend.close()
+    assert all(ids for ids, _ in before)
+
+
+def test_a_helper_that_fails_leaves_its_search_to_the_query(store, monkeypatch, caplog):
+    emb = BagOfWordsEmbeddings()
+    q = np.asarray(emb.embed_query(QUESTIONS[2]), dtype=np.float32)
+    backend = store.backend()
+    try:
+        with backend.reader() as view:
+            expected = _searches(view, q, QUESTIONS[2])
+
+        def broken(*args):
+            raise RuntimeError("connection refused")
+
+        monkeypatch.setattr(backend, "in_snapshot", broken)
+        with caplog.at_level(logging.WARNING, logger=pg.__name__), backend.reader() as view:
+            view.search_ahead(q, REQUESTS, QUESTIONS[2])
+            assert set(view._ahead) == {REQUESTS[0]}  # the one this connection ran
+            assert _searches(view, q, QUESTIONS[2]) == expected
+        assert "search ahead failed (connection refused)" in caplog.text
+    finally:
+        backend.close()
+
+
+def test_the_stage_log_says_where_the_searches_ran(store, tmp_path):
+    from kg_rag.store import DirectoryStore
+
+    emb = BagOfWordsEmbeddings()
+    directory = DirectoryStore(tmp_path / "idx")
+    directory.save(reference_index(emb))
+    for backend, ran in ((store.backend(), True), (directory.backend(), False)):
+        try:
+            result = QueryEngine(backend, emb).retrieve(QUESTIONS[0])
+        finally:
+            backend.close()
+        run = {r.name: r for r in result.stages}["searches"]
+        assert (run.ms is not None) is ran
+        if not ran:
+            assert run.skipped == "the backend runs each search where it is needed"
+    backend = store.backend()
+    try:  # a filtered search is the scoped view's own (it widens k until enough matching rows are found)
+        scoped = QueryEngine(backend, emb).retrieve(QUESTIONS[0], filter={"doc_id": ["missing"]})
+    finally:
+        backend.close()
+    assert {r.name: r for r in scoped.stages}["searches"].skipped == "the backend runs each search where it is needed"
+
+
+def test_the_floor_runs_the_searches_as_the_query_does(store, monkeypatch):
+    from kg_rag.eval.floor import floor_ms
+
+    emb = BagOfWordsEmbeddings()
+    asked: list[list[tuple[str, int]]] = []
+    real = pg.PostgresView.search_ahead
+
+    def spy(self, query, requests, text=None):
+        asked.append(list(requests))
+        return real(self, query, requests, text)
+
+    monkeypatch.setattr(pg.PostgresView, "search_ahead", spy)
+    backend = store.backend()
+    try:
+        engine = QueryEngine(backend, emb)
+        ms, searches = floor_ms(backend, lambda: engine.retrieve(QUESTIONS[0]))
+    finally:
+        backend.close()
+    assert ms > 0 and {s.kind for s in searches} == {"entities", "facts", "chunks"}
+    assert len(asked) == 2  # the query's own, then the replay's: the same searches, at once
+    assert sorted(asked[1]) == sorted((s.kind, s.k) for s in searches)
