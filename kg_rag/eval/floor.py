@@ -31,29 +31,43 @@ class VectorSearch:
     min_score: float | None
 
 
+class RecordedSearches(list):
+    """The vector searches a query made (:class:`VectorSearch` each, in order), and those it asked its view to
+    run at once (:meth:`~kg_rag.store.base.QueryBackend.search_ahead`: the query vector and ``(kind, k)``s)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ahead: list[tuple[np.ndarray, list[tuple[str, int]]]] = []
+
+
 @contextmanager
-def recording_searches(backend: QueryBackend) -> Iterator[list[VectorSearch]]:
+def recording_searches(backend: QueryBackend) -> Iterator[RecordedSearches]:
     """The vector searches made through ``backend``'s read views while the block runs.
 
-    Wraps ``backend.reader`` and each view's ``search`` on the instances for the block, so every caller (the
-    engine, an evaluation method) is recorded unchanged; not for concurrent use."""
-    calls: list[VectorSearch] = []
+    Wraps ``backend.reader`` and each view's ``search`` and ``search_ahead`` on the instances for the block, so
+    every caller (the engine, an evaluation method) is recorded unchanged; not for concurrent use."""
+    calls = RecordedSearches()
     reader = backend.reader
 
     @contextmanager
     def recording_reader() -> Iterator[QueryBackend]:
         with reader() as view:
-            search = view.search
+            search, ahead = view.search, view.search_ahead
 
             def recorded(kind: Any, query: np.ndarray, k: int, min_score: float | None = None) -> Any:
                 calls.append(VectorSearch(kind, np.array(query, dtype=np.float32), int(k), min_score))
                 return search(kind, query, k, min_score)
 
+            def recorded_ahead(query: np.ndarray, requests: Any, text: str | None = None) -> None:
+                calls.ahead.append((np.array(query, dtype=np.float32), [(kind, int(k)) for kind, k in requests]))
+                return ahead(query, requests, text)
+
             view.search = recorded  # type: ignore[method-assign]
+            view.search_ahead = recorded_ahead  # type: ignore[method-assign]
             try:
                 yield view
             finally:
-                del view.search
+                del view.search, view.search_ahead
 
     backend.reader = recording_reader  # type: ignore[method-assign]
     try:
@@ -63,19 +77,18 @@ def recording_searches(backend: QueryBackend) -> Iterator[list[VectorSearch]]:
 
 
 def replay_ms(backend: QueryBackend, searches: list[VectorSearch]) -> float:
-    """Milliseconds the searches take in one read view (the view's opening untimed), run as the query runs them:
-    at once where the backend runs a query's searches concurrently (PostgreSQL), else one after the other."""
+    """Milliseconds the searches take in one read view (the view's opening untimed), run as the query ran them:
+    those it asked to run at once (``searches.ahead``, on PostgreSQL) at once, the others one after the other."""
     with query_threads(), backend.reader() as view:
         t0 = time.perf_counter()
-        if searches and view.concurrent_searches:
-            first = searches[0].query
-            view.search_ahead(first, [(s.kind, s.k) for s in searches if np.array_equal(s.query, first)])
+        for query, requests in getattr(searches, "ahead", ()):
+            view.search_ahead(query, requests)
         for s in searches:
             view.search(s.kind, s.query, s.k, s.min_score)  # type: ignore[arg-type]
         return 1000 * (time.perf_counter() - t0)
 
 
-def floor_ms(backend: QueryBackend, run: Callable[[], Any]) -> tuple[float, list[VectorSearch]]:
+def floor_ms(backend: QueryBackend, run: Callable[[], Any]) -> tuple[float, RecordedSearches]:
     """Run one query (``run``, untimed) while recording its vector searches, then time them alone: the query
     has just warmed what they read. Returns the floor in ms and the searches."""
     with recording_searches(backend) as searches:

@@ -342,6 +342,8 @@ def _communities_needed(s: QueryState) -> str | None:
 
 
 def _searches_concurrent(s: QueryState) -> str | None:
+    if isinstance(s.view, ScopedView):
+        return "a document filter widens each search until enough matching rows are found; they run where needed"
     if not s.view.concurrent_searches:
         return "the backend runs each search where it is needed"
     return None

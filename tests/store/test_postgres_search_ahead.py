@@ -133,7 +133,7 @@ def test_the_stage_log_says_where_the_searches_ran(store, tmp_path):
         scoped = QueryEngine(backend, emb).retrieve(QUESTIONS[0], filter={"doc_id": ["missing"]})
     finally:
         backend.close()
-    assert {r.name: r for r in scoped.stages}["searches"].skipped == "the backend runs each search where it is needed"
+    assert {r.name: r for r in scoped.stages}["searches"].skipped.startswith("a document filter widens each search")
 
 
 def test_the_floor_runs_the_searches_as_the_query_does(store, monkeypatch):
@@ -155,5 +155,57 @@ def test_the_floor_runs_the_searches_as_the_query_does(store, monkeypatch):
     finally:
         backend.close()
     assert ms > 0 and {s.kind for s in searches} == {"entities", "facts", "chunks"}
-    assert len(asked) == 2  # the query's own, then the replay's: the same searches, at once
-    assert sorted(asked[1]) == sorted((s.kind, s.k) for s in searches)
+    assert len(asked) == 2 and asked[1] == asked[0]  # the query's own, then the replay's: the same, at once
+    assert [requests for _, requests in searches.ahead] == [asked[0]]
+
+
+def test_a_query_inside_an_open_reader_runs_its_searches_in_turn(store):
+    emb = BagOfWordsEmbeddings()
+    backend = store.backend()
+    try:
+        engine = QueryEngine(backend, emb)
+        alone = engine.retrieve(QUESTIONS[1])
+        with backend.reader() as outer:  # the query's transaction is a savepoint of this one
+            outer.info()
+            nested = engine.retrieve(QUESTIONS[1])
+    finally:
+        backend.close()
+    assert [c.id for c in nested.chunks] == [c.id for c in alone.chunks] and nested.context == alone.context
+    assert {r.name: r for r in nested.stages}["searches"].skipped
+    assert {r.name: r for r in alone.stages}["searches"].ms is not None
+
+
+def test_searches_queued_behind_other_queries_run_on_the_querys_own_connection(store):
+    import threading
+
+    emb = BagOfWordsEmbeddings()
+    q = np.asarray(emb.embed_query(QUESTIONS[3]), dtype=np.float32)
+    backend = store.backend()
+    release = threading.Event()
+    try:
+        with backend.reader() as view:
+            expected = _searches(view, q, QUESTIONS[3])
+        busy = [backend.searchers().submit(release.wait, 30) for _ in range(pg.SEARCH_WORKERS)]
+        with backend.reader() as view:  # every helper is busy: nothing waits for them
+            view.search_ahead(q, REQUESTS, QUESTIONS[3])
+            assert set(view._ahead) == set(REQUESTS) and QUESTIONS[3] in view._lexical
+            assert not any(f.done() for f in busy)
+            assert _searches(view, q, QUESTIONS[3]) == expected
+    finally:
+        release.set()
+        backend.close()
+
+
+def test_closing_from_a_helper_thread_does_not_join_itself(store):
+    backend = store.backend()
+    with backend.reader() as view:
+        view.info()
+    backend.searchers().submit(backend.close).result(timeout=30)  # raised "cannot join current thread" before
+    assert backend._searchers is None and not backend._connections
+
+
+def test_the_helper_count_is_checked_with_a_one_line_error():
+    assert pg._workers("0") == 0 and pg._workers("3") == 3
+    for bad in ("two", "-1", ""):
+        with pytest.raises(ValueError, match="KG_RAG_PG_SEARCH_WORKERS must be a whole number"):
+            pg._workers(bad)

@@ -74,9 +74,26 @@ HALFVEC_MARGIN = 10
 """Extra candidates a half-precision HNSW search fetches before re-scoring at full precision and cutting to k."""
 HNSW_MIN_EF = 100
 """``hnsw.ef_search`` is ``max(HNSW_MIN_EF, 2 k)`` (capped at 1000): recall ~0.98 at k=10 on MuSiQue."""
-SEARCH_WORKERS = int(os.environ.get("KG_RAG_PG_SEARCH_WORKERS", "2"))
-"""Helper threads (each with its own connection) that run a query's other vector searches while its own
-connection runs one (``KG_RAG_PG_SEARCH_WORKERS``; 0 runs them one after another)."""
+
+
+def _workers(raw: str) -> int:
+    """``KG_RAG_PG_SEARCH_WORKERS`` as a count, or a one-line error naming it."""
+    try:
+        n = int(raw)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise ValueError(f"KG_RAG_PG_SEARCH_WORKERS must be a whole number of helper threads (0 or more), got {raw!r}")
+    return n
+
+
+SEARCH_WORKERS = _workers(os.environ.get("KG_RAG_PG_SEARCH_WORKERS", "2"))
+"""Helper threads (each with its own connection), shared by the backend's serving threads, that run a query's
+other searches while its own connection runs one (``KG_RAG_PG_SEARCH_WORKERS``; 0 runs them one after another).
+A search still queued when the query's own is done runs on the query's connection, so under load (every helper
+busy with other queries) a query waits no longer than running its searches in turn. Behind a transaction-mode
+pooler (PgBouncer), helpers need server connections of their own: size the pool for them, or set 0."""
+SEARCHER_THREADS = "kg-rag-pg-search"
 
 
 def _ids(values: Any) -> list[int]:
@@ -195,7 +212,7 @@ class PostgresBackend(VersionedBackend):
         """The helper threads of :meth:`PostgresView.search_ahead` (started on first use)."""
         with self._lock:
             if self._searchers is None:
-                self._searchers = ThreadPoolExecutor(SEARCH_WORKERS, thread_name_prefix="kg-rag-pg-search")
+                self._searchers = ThreadPoolExecutor(SEARCH_WORKERS, thread_name_prefix=SEARCHER_THREADS)
             return self._searchers
 
     def in_snapshot(self, snapshot: str, meta: Any, method: str, *args: Any) -> Any:
@@ -220,8 +237,8 @@ class PostgresBackend(VersionedBackend):
     def close(self) -> None:
         with self._lock:
             searchers, self._searchers = self._searchers, None
-        if searchers is not None:
-            searchers.shutdown(wait=True)
+        if searchers is not None:  # (from a helper thread itself when it held the last reference: no self-join)
+            searchers.shutdown(wait=not threading.current_thread().name.startswith(SEARCHER_THREADS))
         with self._lock:
             for conn in self._connections:
                 try:
@@ -237,9 +254,13 @@ class PostgresBackend(VersionedBackend):
     def reader(self) -> Iterator[PostgresView]:
         """One read-only REPEATABLE READ transaction: a consistent view for one query."""
         conn = self._connection()
+        depth = getattr(self._local, "depth", 0)
+        self._local.depth = depth + 1
         try:
             with conn.transaction():
                 view = PostgresView(self, conn)
+                if depth:  # a reader inside a reader is a savepoint, which cannot export its snapshot to helpers
+                    view.concurrent_searches = False
                 yield view
         except Exception as exc:
             import psycopg
@@ -247,6 +268,8 @@ class PostgresBackend(VersionedBackend):
             if isinstance(exc, psycopg.OperationalError):  # a dropped connection: reconnect next time
                 self._local.conn = None
             raise
+        finally:
+            self._local.depth = depth
 
     # --------------------------------------------------------------- lifecycle
     def refresh(self) -> bool:
@@ -364,27 +387,39 @@ class PostgresView(QueryBackend):
         this connection, the others on helper connections in transactions that import this one's snapshot
         (``pg_export_snapshot``), so each reads the version this query reads. A search a helper could not run
         is left to :meth:`search` (or :meth:`lexical_search`)."""
-        todo: list[tuple[str, Any]] = [
-            (kind, int(k)) for kind, k in dict.fromkeys(requests) if kind in _TABLES and int(k) > 0
-        ]
-        if text and text not in self._lexical:
-            todo.append(("bm25", text))
-        if len(todo) < 2 or not self.concurrent_searches:
+        if not self.concurrent_searches:
             return
         q = _vec(query)
         self._remember(q)
+        todo: list[tuple[str, Any]] = [
+            (kind, int(k))
+            for kind, k in dict.fromkeys(requests)
+            if kind in _TABLES and int(k) > 0 and (kind, int(k)) not in self._ahead
+        ]
+        if text and text not in self._lexical:
+            todo.append(("bm25", text))
+        if len(todo) < 2:
+            return
         self._load_meta()
         snapshot = self.conn.execute("SELECT pg_export_snapshot()").fetchone()[0]
-        pool = self.backend.searchers()
 
-        def call(key: tuple[str, Any]) -> tuple:
-            """``(method, *args)`` of a :class:`PostgresView` search."""
-            return ("_bm25", key[1]) if key[0] == "bm25" else ("_vector_search", key[0], q, key[1])
+        def own(key: tuple[str, Any]) -> Any:
+            """The search ``key`` on this connection."""
+            return self._bm25(key[1]) if key[0] == "bm25" else self._vector_search(key[0], q, key[1])
 
-        futures = [pool.submit(self.backend.in_snapshot, snapshot, self._meta, *call(key)) for key in todo[1:]]
-        method, *args = call(todo[0])
-        results = [getattr(self, method)(*args)]
+        def helper(key: tuple[str, Any]) -> Any:
+            call = ("_bm25", key[1]) if key[0] == "bm25" else ("_vector_search", key[0], q, key[1])
+            return self.backend.in_snapshot(snapshot, self._meta, *call)
+
+        try:
+            futures = [self.backend.searchers().submit(helper, key) for key in todo[1:]]
+        except RuntimeError:  # the backend is closing: each search runs where it is asked
+            return
+        results = [own(todo[0])]
         for key, future in zip(todo[1:], futures):
+            if future.cancel():  # still queued behind other queries' searches: this connection is free now
+                results.append(own(key))
+                continue
             try:
                 results.append(future.result())
             except Exception as exc:  # noqa: BLE001 - the search runs again on this connection when asked
