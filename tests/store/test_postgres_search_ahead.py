@@ -209,3 +209,13 @@ def test_the_helper_count_is_checked_with_a_one_line_error():
     for bad in ("two", "-1", ""):
         with pytest.raises(ValueError, match="KG_RAG_PG_SEARCH_WORKERS must be a whole number"):
             pg._workers(bad)
+
+
+def test_warming_up_opens_the_helpers_connections(store):
+    backend = store.backend()
+    try:
+        QueryEngine(backend, BagOfWordsEmbeddings())  # the engine warms its backend up
+        assert len(backend._connections) == 1 + pg.SEARCH_WORKERS
+    finally:
+        backend.close()
+    assert not backend._connections
