@@ -33,6 +33,16 @@ def _searches(view, q: np.ndarray, text: str) -> list[tuple[list[int], list[floa
     return [(h.ids.tolist(), h.scores.tolist()) for h in found]
 
 
+def _vector(question: str) -> np.ndarray:
+    return np.asarray(BagOfWordsEmbeddings().embed_query(question), dtype=np.float32)
+
+
+def _one_by_one(backend, q: np.ndarray, text: str) -> list[tuple[list[int], list[float]]]:
+    """The searches of :func:`_searches` in a view of their own, none run ahead."""
+    with backend.reader() as view:
+        return _searches(view, q, text)
+
+
 def _answers(backend, embeddings) -> list[tuple]:
     engine = QueryEngine(backend, embeddings)
     out = []
@@ -71,12 +81,10 @@ def test_searches_run_ahead_give_what_they_give_one_by_one(store, monkeypatch):
 def test_helpers_read_the_query_version_while_a_writer_commits(store):
     import psycopg
 
-    emb = BagOfWordsEmbeddings()
-    q = np.asarray(emb.embed_query(QUESTIONS[1]), dtype=np.float32)
+    q = _vector(QUESTIONS[1])
     backend = store.backend()
     try:
-        with backend.reader() as view:
-            before = _searches(view, q, QUESTIONS[1])
+        before = _one_by_one(backend, q, QUESTIONS[1])
         with backend.reader() as view:
             view.info()  # the query's snapshot is taken here
             with psycopg.connect(store.conninfo, autocommit=True) as writer:
@@ -93,12 +101,10 @@ def test_helpers_read_the_query_version_while_a_writer_commits(store):
 
 
 def test_a_helper_that_fails_leaves_its_search_to_the_query(store, monkeypatch, caplog):
-    emb = BagOfWordsEmbeddings()
-    q = np.asarray(emb.embed_query(QUESTIONS[2]), dtype=np.float32)
+    q = _vector(QUESTIONS[2])
     backend = store.backend()
     try:
-        with backend.reader() as view:
-            expected = _searches(view, q, QUESTIONS[2])
+        expected = _one_by_one(backend, q, QUESTIONS[2])
 
         def broken(*args):
             raise RuntimeError("connection refused")
@@ -178,13 +184,11 @@ def test_a_query_inside_an_open_reader_runs_its_searches_in_turn(store):
 def test_searches_queued_behind_other_queries_run_on_the_querys_own_connection(store):
     import threading
 
-    emb = BagOfWordsEmbeddings()
-    q = np.asarray(emb.embed_query(QUESTIONS[3]), dtype=np.float32)
+    q = _vector(QUESTIONS[3])
     backend = store.backend()
     release = threading.Event()
     try:
-        with backend.reader() as view:
-            expected = _searches(view, q, QUESTIONS[3])
+        expected = _one_by_one(backend, q, QUESTIONS[3])
         busy = [backend.searchers().submit(release.wait, 30) for _ in range(pg.SEARCH_WORKERS)]
         with backend.reader() as view:  # every helper is busy: nothing waits for them
             view.search_ahead(q, REQUESTS, QUESTIONS[3])
