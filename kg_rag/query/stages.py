@@ -117,12 +117,14 @@ def run_filters(s: QueryState) -> None:
 
 
 def run_searches(s: QueryState) -> None:
-    """The query's searches at once (the seeds' entities and facts, the candidate chunks by vector and by BM25),
-    on a backend that runs them concurrently; the later stages then read their results."""
+    """The query's searches at once (the seeds' entities and facts, the candidate chunks by vector and by BM25,
+    the strategy's own: ``Strategy.searches``), on a backend that runs them concurrently; the later stages then
+    read their results."""
     p = s.params
     planned = [("entities", p.seeds.top_k_nodes), ("facts", p.seeds.top_k_facts)]
     if "candidates" in p.select.strategy.consumes:
         planned.append(("chunks", p.select.candidates))
+    planned.extend(p.select.strategy.searches())
     s.view.search_ahead(s.query, planned, s.text if p.select.lexical_weight > 0 else None)
 
 

@@ -68,6 +68,12 @@ class Strategy:
     expansion from the seeds) and ``candidates`` (the best chunks by dense similarity and BM25). A stage whose
     output no strategy reads does not run (an unread expansion arrives empty)."""
 
+    def searches(self) -> tuple[tuple[str, int], ...]:
+        """The vector searches the strategy makes of its own, ``(kind, k)`` each (with the query's vector and no
+        score floor): the ``searches`` stage runs them with the query's other searches, at once where the
+        backend can. None by default."""
+        return ()
+
     def score(self, s: StrategyInput) -> StrategyOutput:  # pragma: no cover - interface
         raise NotImplementedError
 

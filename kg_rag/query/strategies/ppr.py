@@ -84,6 +84,10 @@ class PPR(Strategy):
                 problems += check_number(f"ppr.{knob}", getattr(self, knob), low=1, integer=True)
         return problems
 
+    def searches(self) -> tuple[tuple[str, int], ...]:
+        """The query's best facts (three times the seeds wanted: some are filtered out) and passages."""
+        return (("facts", self.facts * 3), ("chunks", self.passages))
+
     # ------------------------------------------------------------------ seeds
     def seeds(self, s: StrategyInput) -> dict[int, float]:
         """Seed entity -> weight from the query's best facts (plus any ``include_entities``)."""
