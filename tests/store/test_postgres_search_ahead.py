@@ -223,3 +223,38 @@ def test_warming_up_opens_the_helpers_connections(store):
     finally:
         backend.close()
     assert not backend._connections
+
+
+def test_engines_built_on_many_threads_at_once_warm_the_helpers_up_once(store):
+    import threading
+
+    backend = store.backend()
+    warm_ups: list[str] = []
+    pool = backend.searchers()
+    submit = pool.submit
+
+    def counted(fn, *args, **kwargs):
+        if fn.__name__ == "connect":
+            warm_ups.append(threading.current_thread().name)
+        return submit(fn, *args, **kwargs)
+
+    pool.submit = counted
+    try:
+        start = threading.Barrier(8)
+
+        def build() -> None:
+            start.wait(timeout=30)
+            QueryEngine(backend, BagOfWordsEmbeddings()).retrieve(QUESTIONS[0])
+
+        threads = [threading.Thread(target=build) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert not any(t.is_alive() for t in threads)
+        # each engine's warm-up once waited on a barrier of its own: eight at once held both helpers on barriers
+        # whose other halves were queued behind them (10 s of nothing, and no reader query in the concurrency test)
+        assert len(warm_ups) == pg.SEARCH_WORKERS
+        assert len(backend._connections) == 8 + pg.SEARCH_WORKERS
+    finally:
+        backend.close()

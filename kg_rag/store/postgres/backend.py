@@ -190,6 +190,7 @@ class PostgresBackend(VersionedBackend):
         self._meta: tuple[Any, dict[str, Any], IndexMeta, BackendInfo] | None = None
         self._seen_version: str | None = None
         self._searchers: ThreadPoolExecutor | None = None
+        self._warmed = False
 
     # ------------------------------------------------------------------ connections
     def _connection(self) -> Any:
@@ -219,15 +220,21 @@ class PostgresBackend(VersionedBackend):
         (~5 ms a connection). Best effort: a server that cannot be reached is reported by the first query."""
         try:
             self._connection()
-            if SEARCH_WORKERS > 0:
-                together = threading.Barrier(SEARCH_WORKERS)  # each task waits for the others: one per thread
+            with self._lock:  # once per backend: engines built on many threads at once share the helpers
+                if self._warmed or SEARCH_WORKERS <= 0:
+                    return
+                self._warmed = True
+            together = threading.Barrier(SEARCH_WORKERS)  # each task waits for the others: one per thread
 
-                def connect() -> None:
-                    together.wait(timeout=10)
-                    self._connection()
+            def connect() -> None:
+                try:
+                    together.wait(timeout=2)
+                except threading.BrokenBarrierError:  # a helper busy with a query: it connects when it is free
+                    pass
+                self._connection()
 
-                for future in [self.searchers().submit(connect) for _ in range(SEARCH_WORKERS)]:
-                    future.result(timeout=30)
+            for future in [self.searchers().submit(connect) for _ in range(SEARCH_WORKERS)]:
+                future.result(timeout=30)
         except Exception as exc:  # noqa: BLE001 - the first query reports it
             logger.debug("warming up the PostgreSQL connections failed: %s", exc)
 
@@ -260,6 +267,7 @@ class PostgresBackend(VersionedBackend):
     def close(self) -> None:
         with self._lock:
             searchers, self._searchers = self._searchers, None
+            self._warmed = False
         if searchers is not None:  # (from a helper thread itself when it held the last reference: no self-join)
             searchers.shutdown(wait=not threading.current_thread().name.startswith(SEARCHER_THREADS))
         with self._lock:
