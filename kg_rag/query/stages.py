@@ -338,6 +338,9 @@ def _communities_needed(s: QueryState) -> str | None:
         return "the index has no communities"
     if p.walk.filter is not None:
         return "a document filter is set (community reports summarise every document)"
+    if s.edge_filter.restricts_types or s.edge_filter.blocked:
+        # a report is written over the whole graph: its title and rows name what the filters leave out
+        return "relation-type or entity filters are set (community reports summarise the unfiltered graph)"
     if not s.handles:
         return "no entity was selected"
     return None

@@ -149,3 +149,41 @@ def test_chain_chunks_follow_type_direction_and_hop_filters(bow_embeddings):
     # no hops: nothing is linked (chunks by relevance, and by the query entities they mention)
     assert linked(strategy={"name": "chain", "seed_weight": 0.0}, max_hops=0) == set()
     assert linked(strategy={"name": "chain", "seed_weight": 0.0}) == {"a", "b"}
+
+
+@pytest.fixture(scope="module")
+def with_reports():
+    from kg_rag.communities import refresh_communities
+    from kg_rag.demo import demo_graph
+    from kg_rag.index.build import build_index
+    from tests.conftest import BagOfWordsEmbeddings
+
+    graph = demo_graph()
+    index = build_index(graph, BagOfWordsEmbeddings())
+    index.communities, _ = refresh_communities(graph, None)
+    return EntityBasedKGRAG(index=index, embeddings=BagOfWordsEmbeddings())
+
+
+@pytest.mark.parametrize(
+    ("filters", "absent"),
+    [
+        ({"exclude_entities": ["Maria Chen"]}, "Maria Chen"),
+        ({"edge_types": ["SUPERSEDES"]}, "MANAGES"),
+        ({"exclude_edge_types": ["MANAGES", "REPORTS_TO"]}, "REPORTS_TO"),
+    ],
+)
+def test_community_reports_never_bring_back_what_the_filters_leave_out(with_reports, filters, absent):
+    """A report is written over the whole graph: its title and rows name excluded entities and types (a new
+    user found ``Maria Chen [MANAGES] Operations Board`` in the context of a query excluding Maria Chen)."""
+    question = "Who does Lars Eriksen report to, and which directive replaced Directive 2019-03?"
+
+    def graph_half(context: str) -> str:  # passage text is not redacted (documented): everything but it
+        return context.split("-----Sources-----")[0]
+
+    unfiltered = with_reports.retrieve(question)
+    assert unfiltered.communities and absent in graph_half(unfiltered.context)
+    result = with_reports.retrieve(question, **filters)
+    assert result.communities == []
+    assert absent not in graph_half(result.context)
+    skipped = {run.name: run.skipped for run in result.stages}
+    assert "filters are set" in (skipped["communities"] or "")
