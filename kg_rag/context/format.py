@@ -71,6 +71,8 @@ class FormattedContext:
     entities: list[str] = field(default_factory=list)
     communities: list[str] = field(default_factory=list)
     chunks: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    """Why the context holds less than the result (a budget too small for any of it)."""
 
     @property
     def tokens(self) -> int:
@@ -242,7 +244,7 @@ def _chunks_section(chunks: Sequence[ScoredChunk], budget: int) -> tuple[list[Li
                 lines += [(head, ("chunk", c.id)), *kept]
                 used += head_cost + spent
         break
-    return lines, used
+    return (lines, used) if len(lines) > 1 else ([], 0)  # no dangling header
 
 
 def _within(lines: list[Line], total: int) -> tuple[list[Line], str, int]:
@@ -315,6 +317,11 @@ def format_context(result: RetrievalResult, params: QueryParams | None = None) -
     rendered = {  # a section that got all it needs is already rendered
         name: unbounded[name] if alloc[name] >= need[name] else renderers[name](alloc[name]) for name in order
     }
+    starved = need["relations"] + need["chunks"] > 0 and not rendered["relations"][1] + rendered["chunks"][1]
+    if starved:  # no share fits a path, a row or a passage: the budget goes to them whole, the paths first
+        rendered["relations"] = renderers["relations"](total)
+        rendered["chunks"] = renderers["chunks"](total - rendered["relations"][1])
+        rendered["entities"] = rendered["communities"] = ([], 0)
     graph_lines = [line for name in order[:-1] for line in rendered[name][0]]
     lines, text, tokens = _within(graph_lines + rendered["chunks"][0], total)
     out = FormattedContext(
@@ -325,6 +332,11 @@ def format_context(result: RetrievalResult, params: QueryParams | None = None) -
         sources_budget=alloc["chunks"],
     )
     _tally(out, lines)
+    if not (out.paths or out.relations or out.chunks) and (result.paths or result.relations or result.chunks):
+        out.warnings.append(
+            f"max_context_tokens {total} holds no path, relationship row or passage of this result: "
+            "raise it (a path with its section header needs about 50 tokens)"
+        )
     out.section_tokens = {name: rendered[name][1] for name in order}
     out.section_tokens["total"] = tokens
     typed = sum(1 for r in result.relations if upper_snake(r.relation_type) != "RELATED")

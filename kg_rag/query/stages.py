@@ -304,6 +304,7 @@ def run_context(s: QueryState) -> None:
     """The token-budgeted context the answer model reads."""
     result = _result(s)
     formatted = format_context(result, s.params)
+    result.warnings.extend(w for w in formatted.warnings if w not in result.warnings)
     result.context, result.section_tokens, result.formatted = formatted.text, formatted.section_tokens, formatted
 
 

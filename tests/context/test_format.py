@@ -135,6 +135,29 @@ def test_budget_is_never_exceeded(demo_index, bow_embeddings, budget):
         assert "-[" in result.context and "-----Sources-----" in result.context
 
 
+def test_a_budget_too_small_for_every_share_still_shows_the_top_path(demo_index, bow_embeddings):
+    """At 50–120 tokens no share held its section's first line, and the context was empty with no word
+    (a new user's report): the budget then goes whole to the paths and rows, then the passages."""
+    r = EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings)
+    question = "Which directive superseded Directive 2019-03?"
+    for budget in (50, 60, 80, 120):
+        result = r.retrieve(question, max_context_tokens=budget)
+        assert "-[SUPERSEDES]-" in result.context or "chunk=doc-02" in result.context, budget
+        assert count_tokens(result.context) <= budget and not result.warnings
+    assert "Directive 2019-03 <-[SUPERSEDES]- Directive 2023-07" in r.retrieve(question, max_context_tokens=50).context
+
+
+def test_a_budget_that_holds_nothing_says_so(bow_embeddings):
+    kg = KnowledgeGraph()
+    long = " ".join(["Extraordinarily"] * 40)
+    kg.add_chunk(Chunk("c1", f"{long} Alpha supersedes {long} Beta. " * 3, "d1"))
+    kg.add_relation(f"{long} Alpha", f"{long} Beta", "SUPERSEDES", chunk_id="c1")
+    r = EntityBasedKGRAG.from_graph(kg, bow_embeddings)
+    result = r.retrieve(f"What did {long} Alpha supersede?", max_context_tokens=50)
+    assert "-[" not in result.context and "chunk=" not in result.context
+    assert any("max_context_tokens 50 holds no path" in w for w in result.warnings), result.warnings
+
+
 def test_unused_budget_passes_to_other_sections(demo_index, bow_embeddings):
     r = EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings)
     no_graph = r.retrieve(
