@@ -131,3 +131,48 @@ def test_an_included_entity_gets_a_passage_however_common(bow_embeddings):
     assert not any(c.startswith("h") for c in plain)
     assert sum(c.startswith("h") for c in ids) == 1 and ids[0] == "main"
     assert any(row.source == "Harbor Union" for row in result.relations)
+
+
+def kinds_graph(lower: bool = False) -> KnowledgeGraph:
+    """*Johnnycake* and *Klondike* share only a kind, "unincorporated community"; the next hop shares
+    *Avery County* with the first passage."""
+    name = str.lower if lower else (lambda s: s)
+    kg = KnowledgeGraph()
+    docs = {
+        "first": (
+            "Johnnycake is an unincorporated community in Avery County.",
+            [("Johnnycake", "IS_A", "unincorporated community"), ("Johnnycake", "LOCATED_IN", "Avery County")],
+        ),
+        "sibling": (
+            "Klondike is an unincorporated community in Oregon.",
+            [("Klondike", "IS_A", "unincorporated community"), ("Klondike", "LOCATED_IN", "Oregon")],
+        ),
+        "hop": ("Avery County borders Mitchell County.", [("Avery County", "BORDERS", "Mitchell County")]),
+        "other": ("Texas is a large state.", [("Texas", "IS_A", "state")]),
+    }
+    for cid, (text, rels) in docs.items():
+        kg.add_chunk(Chunk(cid, text, cid))
+        for s, t, o in rels:
+            kg.add_relation(name(s), name(o), t, chunk_id=cid)
+    return kg
+
+
+def graph_boosts(retriever, question: str, **kwargs) -> dict[str, float]:
+    return {c.id: c.graph_score for c in retriever.retrieve(question, k=4, **kwargs).chunks}
+
+
+def test_a_kind_links_no_siblings_unless_the_question_writes_it(bow_embeddings):
+    """A common noun picks out one thing only within one passage: two unincorporated communities are
+    siblings, not hops (the Johnnycake question ranked Klondike, Oregon above the county's passage)."""
+    r = EntityBasedKGRAG.from_graph(kinds_graph(), bow_embeddings)
+    question = "Which county borders the county where Johnnycake is?"
+    boosts = graph_boosts(r, question)
+    assert boosts["hop"] > 0 and boosts["sibling"] == 0
+    assert graph_boosts(r, question, strategy=Chain(link_kinds=True))["sibling"] > 0  # the ablation
+    # a kind the question writes links: the passages about it are what it asks for
+    assert graph_boosts(r, "Which unincorporated community is like Johnnycake?")["sibling"] > 0
+
+
+def test_kinds_link_when_the_extraction_writes_no_case(bow_embeddings):
+    r = EntityBasedKGRAG.from_graph(kinds_graph(lower=True), bow_embeddings)
+    assert graph_boosts(r, "Which county borders the county where Johnnycake is?")["sibling"] > 0

@@ -10,7 +10,7 @@ import numpy as np
 from kg_rag.arrays import unique_ints
 from kg_rag.index.lexical import tokenize
 from kg_rag.model.schema import canonical_key
-from kg_rag.query.senses import title_sense
+from kg_rag.query.senses import common_noun, title_sense
 from kg_rag.query.strategies.base import Strategy, StrategyInput, StrategyOutput, check_number, register_strategy
 from kg_rag.store.base import Pairs
 
@@ -45,6 +45,27 @@ def walk_entities(ws: Workspace, chunk: int) -> np.ndarray:
     if ef.direction in ("in", "both"):
         sides.append(edges.src)
     return np.unique(np.concatenate(sides)) if sides else np.zeros(0, I64)
+
+
+def without_kinds(ws: Workspace, entities: np.ndarray, question_words: frozenset[str]) -> np.ndarray:
+    """The entities minus the kinds: names with no capital and no digit ("unincorporated community",
+    "snowfall", see :func:`~kg_rag.query.senses.common_noun`). A kind picks out one thing only within one
+    passage, so two passages that share it are about two things of that kind — *Johnnycake* and *Klondike* are
+    both unincorporated communities — and a link through it leads to a sibling, not to the next hop (paths
+    never join at a kind either: :func:`~kg_rag.query.senses.same_thing`). A kind the question itself writes
+    ("the snowfall in the city ...") still links: the passages about it are what the question asks for. When
+    none of the entities has a capital, the extraction does not write case, and all are kept."""
+    if entities.size == 0:
+        return entities
+    records = ws.view.entities(entities)
+    kind = [r is not None and common_noun(r.name) for r in records]
+    if all(kind):
+        return entities
+    keep = [
+        r is not None and (not k or bool(words := set(tokenize(r.name))) and words <= question_words)
+        for r, k in zip(records, kind)
+    ]
+    return entities[np.asarray(keep, dtype=bool)]
 
 
 def walk_continuations(ws: Workspace, entities: np.ndarray) -> Pairs:
@@ -171,28 +192,28 @@ class QuestionRest:
 @register_strategy
 @dataclass(frozen=True)
 class Chain(Strategy):
-    """Chunks are picked one at a time. Each pick links every chunk that shares a specific entity with it
-    (strength :func:`link_specificity`; ``edge_weight`` also follows one allowed relation edge, in the
-    permitted direction) and gives those chunks a boost of ``weight`` x the picked chunk's query relevance. A
-    chunk's score is its own relevance plus its best boost, so the second passage of a multi-hop answer —
-    about the bridge entity, unlike the question — can follow the first. ``seed_weight`` can add a
-    boost to every chunk that mentions a query entity (seed); it is off by default, since the named-entity
-    coverage below does that job for what the question names, and the other seeds are only what the question
-    resembles (measured: evaluation/README.md). A chain links onward only through what a picked chunk
-    adds to the question: never through an entity the question names (unless ``link_named``), since the
-    passages about that entity already rank by their relevance and the coverage boost, while the next hop is
-    about the bridge. The question itself links too: each entity it names by a proper name that is specific
-    enough to pin down a passage (mentioned in at most twice as many chunks as are returned) gives the chunks
-    mentioning it the boost a picked chunk of the best relevance would (``cover_named``), until one of them
-    is picked, so a question naming two things gets a passage about each before a chain from one of them
-    goes deeper; and when what it names has a passage of its own (titled by the name), the chain starts at one
-    of those (``start_at_named``, :func:`own_passages`). A chunk reached by a link is ranked by the rest of the
-    question (``rest_of_question``): its lexical relevance counts only the question's words that no picked
-    chunk contains, since the next hop is about what the picked passage adds, not about what it already matched
-    (:class:`QuestionRest`). A chain is at most ``max_hops`` links long. Under type or direction filters a
-    chain walks relations: a picked chunk links onward only through the ends of the allowed relations it states
-    (their targets for ``out``, their sources for ``in``), to chunks that state an allowed relation continuing
-    from there; excluded entities never link.
+    """Chunks are picked one at a time. Each pick links every chunk that shares a specific entity with it (strength
+    :func:`link_specificity`; ``edge_weight`` also follows one allowed relation edge, in the permitted direction)
+    and gives those chunks a boost of ``weight`` x the picked chunk's query relevance. A chunk's score is its own
+    relevance plus its best boost, so the second passage of a multi-hop answer — about the bridge entity, unlike the
+    question — can follow the first. ``seed_weight`` can add a boost to every chunk that mentions a query entity
+    (seed); it is off by default, since the named-entity coverage below does that job for what the question names,
+    and the other seeds are only what the question resembles (measured: evaluation/README.md). A chain links onward
+    only through what a picked chunk adds to the question: never through an entity the question names (unless
+    ``link_named``), since the passages about that entity already rank by their relevance and the coverage boost,
+    while the next hop is about the bridge; nor through a kind (a common noun) the question does not write (unless
+    ``link_kinds``, :func:`without_kinds`): two unincorporated communities are siblings, not hops. The question
+    itself links too: each entity it names by a proper name that is specific enough to pin down a passage (mentioned
+    in at most twice as many chunks as are returned) gives the chunks mentioning it the boost a picked chunk of the
+    best relevance would (``cover_named``), until one of them is picked, so a question naming two things gets a
+    passage about each before a chain from one of them goes deeper; and when what it names has a passage of its own
+    (titled by the name), the chain starts at one of those (``start_at_named``, :func:`own_passages`). A chunk
+    reached by a link is ranked by the rest of the question (``rest_of_question``): its lexical relevance counts
+    only the question's words that no picked chunk contains, since the next hop is about what the picked passage
+    adds, not about what it already matched (:class:`QuestionRest`). A chain is at most ``max_hops`` links long.
+    Under type or direction filters a chain walks relations: a picked chunk links onward only through the ends of
+    the allowed relations it states (their targets for ``out``, their sources for ``in``), to chunks that state an
+    allowed relation continuing from there; excluded entities never link.
     """
 
     name = "chain"
@@ -214,6 +235,9 @@ class Chain(Strategy):
     rest_of_question: bool = True
     """Rank a linked chunk by the rest of the question: its lexical relevance counts only the question's words
     that no picked chunk contains (measured: evaluation/README.md; off = the whole question, as before)."""
+    link_kinds: bool = False
+    """Also link through kinds (common nouns) the question does not write (measured worse:
+    evaluation/README.md)."""
     start_at_named: bool = True
     """Start the chain at a passage about an entity the question names, when one is titled by its name
     (measured: evaluation/README.md; off = the first pick is the best-scoring chunk, as before)."""
@@ -246,6 +270,7 @@ class Chain(Strategy):
 
         walk_filtered = filtered_walk(ws)
         named = s.named if not self.link_named else frozenset()
+        question_words = frozenset(tokenize(ws.text)) if not self.link_kinds else frozenset()
 
         # seed boost: chunks mentioning query entities (under filters: stating an allowed relation of theirs)
         seed_boost: dict[int, float] = {}
@@ -276,6 +301,8 @@ class Chain(Strategy):
             ents = walk_entities(ws, handle)
             if named:  # a handful of names: set look-ups, not an array set operation
                 ents = ents[np.fromiter((e not in named for e in ents.tolist()), dtype=bool, count=ents.size)]
+            if not self.link_kinds:
+                ents = without_kinds(ws, ents, question_words)
             if ents.size == 0:
                 return none
             u = dict(zip(ents.tolist(), spec(ents).tolist()))
