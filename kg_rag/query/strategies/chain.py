@@ -54,18 +54,24 @@ def without_kinds(ws: Workspace, entities: np.ndarray, question_words: frozenset
     both unincorporated communities — and a link through it leads to a sibling, not to the next hop (paths
     never join at a kind either: :func:`~kg_rag.query.senses.same_thing`). A kind the question itself writes
     ("the snowfall in the city ...") still links: the passages about it are what the question asks for. When
-    none of the entities has a capital, the extraction does not write case, and all are kept."""
+    none of the entities has a capital, the extraction does not write case, and all are kept. Only the
+    entities of more than one chunk are read (the others link nothing), unless all of those are kinds."""
     if entities.size == 0:
         return entities
-    records = ws.view.entities(entities)
-    kind = [r is not None and common_noun(r.name) for r in records]
-    if all(kind):
+    linking = np.flatnonzero(ws.mention_counts(entities) > 1)
+    if linking.size == 0:
         return entities
-    keep = [
-        r is not None and (not k or bool(words := set(tokenize(r.name))) and words <= question_words)
-        for r, k in zip(records, kind)
+    records = ws.view.entities(entities[linking])
+    kind = [r is not None and common_noun(r.name) for r in records]
+    if all(kind):  # a caseless extraction, unless an entity of this chunk alone has a capital
+        alone = np.setdiff1d(np.arange(entities.size), linking)
+        if all(r is not None and common_noun(r.name) for r in ws.view.entities(entities[alone])):
+            return entities
+    keep = np.ones(entities.size, dtype=bool)
+    keep[linking] = [
+        not k or (bool(words := set(tokenize(r.name))) and words <= question_words) for r, k in zip(records, kind)
     ]
-    return entities[np.asarray(keep, dtype=bool)]
+    return entities[keep]
 
 
 def walk_continuations(ws: Workspace, entities: np.ndarray) -> Pairs:
