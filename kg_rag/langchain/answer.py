@@ -155,9 +155,26 @@ def _citations(answer: str, documents: list[Document]) -> list[dict[str, Any]]:
             "chunk_id": d.metadata.get("chunk_id"),
             "doc_id": d.metadata.get("doc_id"),
             "source": d.metadata.get("source"),
-            "paths": d.metadata.get("paths", []),
+            "paths": _stated_paths(d),
         }
         for d in chosen
+    ]
+
+
+def _stated_paths(doc: Document) -> list[str]:
+    """The context's paths with a step that this source states (its ``graph_support``), so a citation never
+    credits a source with an edge another passage evidences; a path that merely touches an entity it mentions
+    is in its ``metadata["paths"]``, not here."""
+    meta = doc.metadata
+    lines = str(meta.get("graph_context") or "").split("\n")
+    support = meta.get("graph_support") or []
+    chunk = meta.get("chunk_id")
+    if len(lines) != len(support):
+        return []
+    return [
+        line
+        for line, rests_on in zip(lines, support)
+        if isinstance(rests_on, dict) and any(chunk in step for step in rests_on.get("steps", []))
     ]
 
 

@@ -234,3 +234,18 @@ def test_citations_are_the_sources_the_answer_used(retriever):
     plain = answer("Priya Nair")
     used = [d.metadata["chunk_id"] for d in plain["documents"] if "Priya Nair" in d.metadata["text"]]
     assert [c["chunk_id"] for c in plain["citations"]] == used and used
+
+
+def test_a_citation_credits_its_source_only_with_the_paths_it_states(retriever):
+    """A new user's pass: ``doc-02`` was cited with ``Directive 2019-03 <-[SUPERSEDES]- Directive 2023-07``,
+    which only ``doc-01`` states (the path merely touches an entity ``doc-02`` mentions)."""
+    graph = build_answer_graph(retriever, FakeListChatModel(responses=["Directive 2023-07 [1] [2] [3]."]))
+    out = graph.invoke({"question": "Which directive superseded Directive 2019-03?"})
+    by_id = {d.metadata["chunk_id"]: d for d in out["documents"]}
+    cited = {c["chunk_id"]: c["paths"] for c in out["citations"]}
+    assert "doc-01" in cited and "doc-02" in cited
+    supersedes = "Directive 2019-03 <-[SUPERSEDES]- Directive 2023-07"
+    assert supersedes in cited["doc-01"]
+    assert supersedes not in cited["doc-02"] and supersedes in by_id["doc-02"].metadata["paths"]  # touches it only
+    for chunk, paths in cited.items():
+        assert set(paths) <= set(out["paths"]), chunk
