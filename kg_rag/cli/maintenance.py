@@ -145,9 +145,10 @@ def add_parsers(sub) -> None:
     p.add_argument("index", help="index directory or postgresql:// URI")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--top", type=count_at_least(0), default=20, help="relation types to list")
-    p.add_argument("--types", action="store_true", help="list every relation type with its count")
+    listing = p.add_mutually_exclusive_group()  # each replaces the summary: asking for both would drop one
+    listing.add_argument("--types", action="store_true", help="list every relation type with its count")
+    listing.add_argument("--docs", action="store_true", help="list document ids (what delete --doc takes)")
     p.add_argument("--no-verify", action="store_true", help="skip sha256 checks of the files")
-    p.add_argument("--docs", action="store_true", help="list document ids (what delete --doc takes)")
     p.set_defaults(func=cmd_stats)
 
     p = sub.add_parser("delete", help="remove documents from an index")

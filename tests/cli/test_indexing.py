@@ -443,3 +443,11 @@ def test_a_failed_index_run_keeps_what_was_there(tmp_path, demo_idx, capsys):
     one_line_error(capsys, [*bad, "--out", str(idx), "--update"], "bad.json: not valid JSON")
     assert main(["stats", str(idx), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["documents"] > 0
+
+
+def test_stats_lists_types_or_documents_not_both(demo_idx, capsys):
+    """``--types --docs`` printed the documents and silently dropped ``--types``."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(["stats", str(demo_idx), "--types", "--docs"])
+    assert exit_info.value.code == 2
+    assert "argument --docs: not allowed with argument --types" in capsys.readouterr().err
