@@ -179,6 +179,10 @@ class SelectSettings(_Settings):
     continue the evidence *and* are of a type the question asks for (when it asks for any, and
     ``relation_match`` is on): the last hop's answer, not the passage's other facts (off = every continuing
     relation, as before; measured: evaluation/README.md)."""
+    unlinked_second_unsure: bool = True
+    """When the top chunk owes its place to what the question names and the second owes nothing to the graph
+    (no link from the top chunk, no named entity it covers), the second is as unsure as the third: it evidences
+    only continuing relations, as above (off = the second is always sure; measured: evaluation/README.md)."""
     max_paths: int = 10
     """Most directed paths (paths follow only the most relevant relations, from a question entity)."""
     max_relations: int = 25
@@ -193,7 +197,7 @@ class SelectSettings(_Settings):
         "max_relations": 0,
         "rerank_depth": 1,
     }
-    _BOOLS: ClassVar[tuple[str, ...]] = ("fill_with_dense", "less_sure_asked")
+    _BOOLS: ClassVar[tuple[str, ...]] = ("fill_with_dense", "less_sure_asked", "unlinked_second_unsure")
     _RANGES: ClassVar[dict[str, tuple[float | None, float | None]]] = {
         "lexical_weight": (0.0, None),
         "relation_match": (0.0, None),

@@ -95,6 +95,7 @@ def score_relations(
     ranked_chunks: Sequence[int],
     seeds: Seeds,
     p: QueryParams,
+    unsure: frozenset[int] = frozenset(),
 ) -> ScoredRelations:
     """Rank the relations that could help answer this question, and keep those that do.
 
@@ -106,7 +107,7 @@ def score_relations(
       chunk less than half as sure as the top one (the third and later) evidences only the relations that
       continue from what the surer chunks or the question name (see :func:`_continuation`) and, when the
       question asks for relation types (``less_sure_asked``), are of one of them: its other relations are
-      about its own neighbours;
+      about its own neighbours. Ranks in ``unsure`` (the second, see :func:`unsure_ranks`) are treated so too;
     - its **fit** to the question: how similar its fact (``source predicate target``) is to the query, mapped
       to [0.5, 1] so fit refines the order without overriding evidence;
     - its **specificity**: relations whose ends are generic hubs (mentioned in many chunks, like a country or
@@ -120,14 +121,17 @@ def score_relations(
     view, ef = ws.view, ws.edge_filter
     handles = ws.chunks.ids[np.asarray(list(ranked_chunks), dtype=I64)] if ranked_chunks else np.zeros(0, I64)
     rank_of = {int(h): i for i, h in enumerate(handles.tolist())}
+    sure = [c for c, r in rank_of.items() if 1.0 / (1 + r) >= PATH_STEP_FLOOR and r not in unsure]  # rank order
     pairs, edges = view.chunk_relations(handles, ef) if handles.size else (None, EdgeSet.empty())
     evidence: dict[int, float] = {}
     best_rank: dict[int, int] = {}
     if pairs is not None:
-        continues = _continuation(ws, edges, rank_of, seeds, p)
+        continues = _continuation(ws, edges, sure, seeds, p)
         for c, e in zip(pairs.left.tolist(), pairs.right.tolist()):
             r = rank_of[c]
-            if 1.0 / (1 + r) > evidence.get(e, 0.0) and (1.0 / (1 + r) >= PATH_STEP_FLOOR or continues(e)):
+            if 1.0 / (1 + r) > evidence.get(e, 0.0) and (
+                (1.0 / (1 + r) >= PATH_STEP_FLOOR and r not in unsure) or continues(e)
+            ):
                 evidence[e], best_rank[e] = 1.0 / (1 + r), r
     parts = [edges]
     named = np.fromiter(seeds.named, dtype=I64, count=len(seeds.named))
@@ -175,21 +179,32 @@ HUB_MENTIONS = 30.0
 proportion), the same scale at which the chain strategy stops linking through an entity."""
 
 
+def unsure_ranks(graph: Sequence[float], p: QueryParams) -> frozenset[int]:
+    """Ranks that are less sure than their rank says (``unlinked_second_unsure``): the second, when the top
+    chunk owes its place to what the question names (its graph share at pick is a named entity's cover) and the
+    second owes nothing to the graph (share 0: no link from the top chunk, no named entity it covers). It owes
+    its rank to resembling the question only, like a third; a multi-hop question's second passage follows from
+    the first. A top chunk that owes nothing to the graph either vouches for no order, and both stay sure."""
+    if not p.unlinked_second_unsure or len(graph) < 2:
+        return frozenset()
+    return frozenset({1}) if graph[0] > 0 and graph[1] == 0 else frozenset()
+
+
 def _continuation(
-    ws: Workspace, edges: EdgeSet, rank_of: dict[int, int], seeds: Seeds, p: QueryParams
+    ws: Workspace, edges: EdgeSet, sure_chunks: Sequence[int], seeds: Seeds, p: QueryParams
 ) -> Callable[[int], bool]:
     """Whether a relation stated by a less sure chunk continues the evidence: one of its ends is an entity the
-    question names, or one that a sure chunk (at least ``PATH_STEP_FLOOR`` as sure as the top one: the first
-    two) mentions and that is no generic hub. On MuSiQue the third to fifth passages are supporting ones for 14
-    % of their relations; for "the TEUs Thessaloniki handled" the last passage is the answer, and its row
-    starts at *Thessaloniki*, which the top passage mentions. Rows about the passage's own subject, linked to
-    nothing the surer evidence says (a neighbouring chess olympiad, another stadium), are left out.
+    question names, or one that a sure chunk (at least ``PATH_STEP_FLOOR`` as sure as the top one: the first two,
+    unless the second is unsure) mentions and that is no generic hub. On MuSiQue the third to fifth passages are
+    supporting ones for 14 % of their relations; for "the TEUs Thessaloniki handled" the last passage is the answer,
+    and its row starts at *Thessaloniki*, which the top passage mentions. Rows about the passage's own subject,
+    linked to nothing the surer evidence says (a neighbouring chess olympiad, another stadium), are left out.
 
     When the question asks for relation types (``less_sure_asked``, with ``relation_match`` on), a continuing
     relation must also be of one of them: a less sure passage is there for the last hop's answer ("Thessaloniki
     -[HANDLED]-> 273,282 TEUs" for "how many TEUs did it handle"), while its other rows that touch the surer
     evidence are its own facts about the shared entity (on MuSiQue 11 of the 79 continuing rows were gold)."""
-    sure = np.asarray([c for c, r in rank_of.items() if 1.0 / (1 + r) >= PATH_STEP_FLOOR], dtype=I64)
+    sure = np.asarray(list(sure_chunks), dtype=I64)
     mentioned = np.unique(ws.chunk_entities(sure).right) if sure.size else np.zeros(0, I64)
     if mentioned.size:
         mentioned = mentioned[ws.mention_counts(mentioned) <= HUB_MENTIONS]

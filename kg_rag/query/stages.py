@@ -26,7 +26,14 @@ from kg_rag.model.schema import canonical_key, upper_snake
 from kg_rag.query.params import QueryParams
 from kg_rag.query.relation_match import matching_types, question_relation_words
 from kg_rag.query.seeds import Seeds, match_seeds, names_entity, resolve_names, unmatched_reason
-from kg_rag.query.select import path_anchors, relation_paths, relation_rows, score_relations, select_entities
+from kg_rag.query.select import (
+    path_anchors,
+    relation_paths,
+    relation_rows,
+    score_relations,
+    select_entities,
+    unsure_ranks,
+)
 from kg_rag.query.strategies import StrategyInput, StrategyOutput
 from kg_rag.query.strategies.base import rank_top
 from kg_rag.query.types import RetrievalResult, ScoredChunk, StageRun
@@ -261,7 +268,7 @@ def run_select(s: QueryState) -> None:
         unmatched = not seeds.weights and not p.select.fill_with_dense
         why = unmatched_reason(s.view, seeds, p) if unmatched else "nothing matched it under these filters"
         s.warnings.append(f"no chunk was retrieved for this query: {why}")
-    chosen = score_relations(ws, ranked, seeds, p)
+    chosen = score_relations(ws, ranked, seeds, p, unsure_ranks(s.graph, p))
     ends = set(chosen.edges.src.tolist()) | set(chosen.edges.dst.tolist())
     mentioned = ws.chunk_entities(ws.chunks.ids[np.asarray(ranked, dtype=I64)]).right if ranked else np.zeros(0, I64)
     present = ends | set(mentioned.tolist())

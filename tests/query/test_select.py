@@ -48,3 +48,36 @@ def test_a_lower_ranked_passage_shows_only_continuing_rows_of_the_asked_types():
     assert ("Skien", "TWINNED_WITH", "Karlskrona") not in rows[True]  # continues, but nothing asks for it
     assert {("Skien", "LOCATED_IN", "Telemark"), ("Skien", "TWINNED_WITH", "Karlskrona")} <= rows[False]
     assert ("Henrik Ibsen", "BORN_IN", "Skien") in rows[True]  # the second passage shows all it states
+
+
+def test_an_unlinked_second_passage_is_as_unsure_as_a_third():
+    """The top passage is about what the question names (*Brand*); the second only resembles the question (no
+    entity links it to the top one, it names nothing the question names), so it owes its rank to wording alone
+    and shows only rows that continue the evidence, like a third (``unlinked_second_unsure``)."""
+    from kg_rag.query.params import QueryParams as P
+    from kg_rag.query.select import unsure_ranks
+
+    kg = KnowledgeGraph()
+    kg.add_chunk(Chunk("c0", "Brand play written by Henrik Ibsen", "d0"))
+    kg.add_chunk(Chunk("c1", "Peer Gynt play written for a theatre in Oslo", "d1"))
+    kg.add_relation("Brand", "Henrik Ibsen", "WRITTEN_BY", predicate="written by", chunk_id="c0")
+    kg.add_relation("Peer Gynt", "Oslo", "PERFORMED_IN", predicate="performed in", chunk_id="c1")
+    rows, graph = {}, {}
+    for unsure in (True, False):
+        params = QueryParams(
+            relation_floor=0.0, top_k_chunks=2, similarity_threshold=0.2, unlinked_second_unsure=unsure
+        )
+        result = EntityBasedKGRAG.from_graph(kg, BagOfWordsEmbeddings(), params=params).retrieve(
+            "Who wrote the Brand play?"
+        )
+        assert [c.id for c in result.chunks] == ["c0", "c1"]
+        graph[unsure] = [c.graph_score for c in result.chunks]
+        rows[unsure] = {(r.source, r.relation_type, r.target) for r in result.relations}
+    assert graph[True][0] > 0 and graph[True][1] == 0  # the top one covers Brand; nothing links the second
+    assert ("Brand", "WRITTEN_BY", "Henrik Ibsen") in rows[True]
+    assert ("Peer Gynt", "PERFORMED_IN", "Oslo") not in rows[True]
+    assert ("Peer Gynt", "PERFORMED_IN", "Oslo") in rows[False]
+    # a top passage that owes nothing to the graph vouches for no order: both stay sure
+    assert unsure_ranks([0.0, 0.0], P()) == frozenset() and unsure_ranks([0.3, 0.0], P()) == frozenset({1})
+    assert unsure_ranks([0.3, 0.2], P()) == frozenset()
+    assert unsure_ranks([0.3, 0.0], P(unlinked_second_unsure=False)) == frozenset()
