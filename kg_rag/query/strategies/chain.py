@@ -47,7 +47,9 @@ def walk_entities(ws: Workspace, chunk: int) -> np.ndarray:
     return np.unique(np.concatenate(sides)) if sides else np.zeros(0, I64)
 
 
-def without_kinds(ws: Workspace, entities: np.ndarray, question_words: frozenset[str]) -> np.ndarray:
+def without_kinds(
+    ws: Workspace, entities: np.ndarray, question_words: frozenset[str], through_edges: bool = False
+) -> np.ndarray:
     """The entities minus the kinds: names with no capital and no digit ("unincorporated community",
     "snowfall", see :func:`~kg_rag.query.senses.common_noun`). A kind picks out one thing only within one
     passage, so two passages that share it are about two things of that kind — *Johnnycake* and *Klondike* are
@@ -55,10 +57,12 @@ def without_kinds(ws: Workspace, entities: np.ndarray, question_words: frozenset
     never join at a kind either: :func:`~kg_rag.query.senses.same_thing`). A kind the question itself writes
     ("the snowfall in the city ...") still links: the passages about it are what the question asks for. When
     none of the entities has a capital, the extraction does not write case, and all are kept. Only the
-    entities of more than one chunk are read (the others link nothing), unless all of those are kinds."""
+    entities of more than one chunk are read (the others link nothing), unless all of those are kinds, or links
+    also follow relation edges (``through_edges``: an entity of one chunk then links through its relations)."""
     if entities.size == 0:
         return entities
-    linking = np.flatnonzero(ws.mention_counts(entities) > 1)
+    many = ws.mention_counts(entities) > 1
+    linking = np.arange(entities.size) if through_edges else np.flatnonzero(many)
     if linking.size == 0:
         return entities
     records = ws.view.entities(entities[linking])
@@ -308,7 +312,7 @@ class Chain(Strategy):
             if named:  # a handful of names: set look-ups, not an array set operation
                 ents = ents[np.fromiter((e not in named for e in ents.tolist()), dtype=bool, count=ents.size)]
             if not self.link_kinds:
-                ents = without_kinds(ws, ents, question_words)
+                ents = without_kinds(ws, ents, question_words, through_edges=self.edge_weight > 0)
             if ents.size == 0:
                 return none
             u = dict(zip(ents.tolist(), spec(ents).tolist()))
