@@ -127,11 +127,10 @@ def score_relations(
     best_rank: dict[int, int] = {}
     if pairs is not None:
         continues = _continuation(ws, edges, sure, seeds, p)
+        sure_set = set(sure)
         for c, e in zip(pairs.left.tolist(), pairs.right.tolist()):
             r = rank_of[c]
-            if 1.0 / (1 + r) > evidence.get(e, 0.0) and (
-                (1.0 / (1 + r) >= PATH_STEP_FLOOR and r not in unsure) or continues(e)
-            ):
+            if 1.0 / (1 + r) > evidence.get(e, 0.0) and (c in sure_set or continues(e)):
                 evidence[e], best_rank[e] = 1.0 / (1 + r), r
     parts = [edges]
     named = np.fromiter(seeds.named, dtype=I64, count=len(seeds.named))

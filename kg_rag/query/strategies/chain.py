@@ -61,8 +61,7 @@ def without_kinds(
     also follow relation edges (``through_edges``: an entity of one chunk then links through its relations)."""
     if entities.size == 0:
         return entities
-    many = ws.mention_counts(entities) > 1
-    linking = np.arange(entities.size) if through_edges else np.flatnonzero(many)
+    linking = np.arange(entities.size) if through_edges else np.flatnonzero(ws.mention_counts(entities) > 1)
     if linking.size == 0:
         return entities
     records = ws.view.entities(entities[linking])
