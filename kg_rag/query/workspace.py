@@ -68,30 +68,28 @@ class HandleSpace:
 
 
 class _PairCache:
-    """Pairs fetched from the backend, keyed by their left handle (fetched once per handle).
+    """Pairs fetched from a database, keyed by their left handle (fetched once per handle).
 
-    Pairs come back in the order the backend gave them: by fetch, then by handle within a fetch (every backend
-    groups a fetch's pairs by left handle, in the order asked) — positions in the query's chunk space follow
-    that order. A chain asks for one chunk's or a few entities' pairs at a time: those are kept per handle too
-    (a dict look-up each); ``ppr`` asks for thousands at once: those are filtered from everything fetched, by
-    binary search."""
+    Pairs come back grouped by left handle in ascending order, whatever was fetched before, so positions in the
+    query's chunk space follow what was asked, never the history of fetches (and a backend that keeps nothing,
+    ``keep=False``, gives the same answers). A chain asks for one chunk's or a few entities' pairs at a time:
+    those are kept per handle too (a dict look-up each); ``ppr`` asks for thousands at once: those are filtered
+    from everything fetched, by binary search."""
 
     SMALL = 32
     """Requests of at most this many handles are answered per handle."""
 
-    def __init__(self, fetch: Callable[[np.ndarray], Pairs]) -> None:
+    def __init__(self, fetch: Callable[[np.ndarray], Pairs], keep: bool = True) -> None:
         self._fetch = fetch
+        self._keep = keep
         self._keys = np.zeros(0, dtype=I64)
         self._left = np.zeros(0, dtype=I64)
         self._right = np.zeros(0, dtype=I64)
-        self._rows: dict[int, tuple[int, np.ndarray]] = {}
-        self._fetches = 0
+        self._rows: dict[int, np.ndarray] = {}
 
     def _add(self, todo: np.ndarray) -> None:
         pairs = self._fetch(todo)
         left, right = pairs.left.astype(I64, copy=False), pairs.right.astype(I64, copy=False)
-        batch = self._fetches
-        self._fetches += 1
         self._keys = unique_ints(np.concatenate([self._keys, todo]))
         self._left = np.concatenate([self._left, left])
         self._right = np.concatenate([self._right, right])
@@ -101,27 +99,27 @@ class _PairCache:
             starts = np.searchsorted(left, todo, side="left").tolist()
             ends = np.searchsorted(left, todo, side="right").tolist()
             for h, a, b in zip(todo.tolist(), starts, ends):
-                self._rows[h] = (batch, right[a:b])
+                self._rows[h] = right[a:b]
 
     def get(self, handles: np.ndarray) -> Pairs:
         hs = unique_ints(np.asarray(handles, dtype=I64))
         if hs.size == 0:
             return Pairs.empty()
+        if not self._keep:
+            return self._fetch(hs)
         known = in_sorted(hs, self._keys)
         if not known.all():
             self._add(hs[~known])
         rows = self._rows
         if hs.size <= self.SMALL and all(h in rows for h in hs.tolist()):
-            got = sorted((rows[h][0], h) for h in hs.tolist())
-            parts = [rows[h][1] for _, h in got]
+            parts = [rows[h] for h in hs.tolist()]
             sizes = [part.size for part in parts]
             if not sum(sizes):
                 return Pairs.empty()
-            return Pairs(np.repeat(np.asarray([h for _, h in got], dtype=I64), sizes), np.concatenate(parts))
-        if hs.size == self._keys.size:
-            return Pairs(self._left, self._right)
+            return Pairs(np.repeat(hs, sizes), np.concatenate(parts))
         keep = in_sorted(self._left, hs)
-        return Pairs(self._left[keep], self._right[keep])
+        order = np.argsort(self._left[keep], kind="stable")
+        return Pairs(self._left[keep][order], self._right[keep][order])
 
 
 @dataclass
@@ -140,8 +138,9 @@ class Workspace:
     _mentions: dict[int, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self._chunk_entities = _PairCache(self.view.chunk_entities)
-        self._entity_chunks = _PairCache(self.view.entity_chunks)
+        keep = not self.view.in_process
+        self._chunk_entities = _PairCache(self.view.chunk_entities, keep)
+        self._entity_chunks = _PairCache(self.view.entity_chunks, keep)
 
     # ------------------------------------------------------------------ chunk relevance
     @property
@@ -199,7 +198,7 @@ class Workspace:
     def mention_counts(self, entity_handles: np.ndarray) -> np.ndarray:
         """How many chunks mention each entity (cached per entity)."""
         hs = np.asarray(entity_handles, dtype=I64).reshape(-1)
-        if hs.size > 256:  # a bulk request: one backend call, no per-handle bookkeeping
+        if hs.size > 256 or self.view.in_process:  # one backend call, no per-handle bookkeeping
             return self.view.mention_counts(hs).astype(np.float32)
         todo = [h for h in dict.fromkeys(hs.tolist()) if h not in self._mentions]
         if todo:

@@ -259,6 +259,10 @@ class QueryBackend(ABC):
     editable graph where a backend can build it.
     """
 
+    in_process: bool = False
+    """Lookups are reads of in-process arrays: a query keeps no copy of what it fetched (that would cost more
+    than asking again). A database keeps them, one round trip per handle."""
+
     def __copy__(self) -> QueryBackend:  # a handle on shared, read-only data (and open files): copies share it
         return self
 
@@ -400,6 +404,11 @@ class QueryBackend(ABC):
         return []
 
     # ---------------------------------------------------------------- derived (override for speed)
+    def names(self, entity_ids: np.ndarray) -> list[str | None]:
+        """Each entity's name (``None`` for an unknown handle): for a step that needs nothing else of the
+        record (whether a chain may link through it), so a backend holding the names need not decode records."""
+        return [r.name if r is not None else None for r in self.entities(entity_ids)]
+
     def mention_counts(self, entity_ids: np.ndarray) -> np.ndarray:
         """How many chunks mention each entity (how generic it is)."""
         ids = _i64(entity_ids)
@@ -548,6 +557,10 @@ class VersionedBackend(QueryBackend):
     def entity_chunks(self, entity_ids: np.ndarray) -> Pairs:
         with self.reader() as view:
             return view.entity_chunks(entity_ids)
+
+    def names(self, entity_ids: np.ndarray) -> list[str | None]:
+        with self.reader() as view:
+            return view.names(entity_ids)
 
     def mention_counts(self, entity_ids: np.ndarray) -> np.ndarray:
         with self.reader() as view:

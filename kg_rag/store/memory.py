@@ -59,6 +59,8 @@ def _scores_of(scores: np.ndarray, chunk_ids: Any) -> np.ndarray:
 class SnapshotBackend(QueryBackend):
     """Serves queries from one snapshot; immutable, so every view is the backend itself."""
 
+    in_process = True
+
     def __init__(self, snapshot: Snapshot) -> None:
         snapshot.check()
         self.snapshot = snapshot
@@ -357,6 +359,10 @@ class SnapshotBackend(QueryBackend):
         m = self.cg.incidence
         chunks, owner = csr_gather(m.indptr, m.indices, ids)
         return Pairs(owner.astype(I64), chunks.astype(I64))
+
+    def names(self, entity_ids: np.ndarray) -> list[str | None]:
+        names, n = self.cg.names, self.cg.n_nodes
+        return [names[i] if 0 <= i < n else None for i in _ids(entity_ids).tolist()]
 
     def mention_counts(self, entity_ids: np.ndarray) -> np.ndarray:
         ids = _ids(entity_ids)

@@ -1,5 +1,6 @@
-"""The per-query working set: each handle's pairs are fetched once, and come back in the order the backend gave
-them (by fetch, then by handle) — positions in the query's chunk space, and so tie-breaks, follow that order."""
+"""The per-query working set: each handle's pairs are fetched once from a database, and come back by handle,
+whatever was fetched before — positions in the query's chunk space, and so tie-breaks, follow what was asked,
+never the history of fetches, so an in-process backend that keeps nothing gives the same answers."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def fetcher(calls: list[list[int]]):
     return fetch
 
 
-def test_each_handle_is_fetched_once_and_pairs_keep_the_fetch_order():
+def test_each_handle_is_fetched_once_and_pairs_come_back_by_handle():
     calls: list[list[int]] = []
     cache = _PairCache(fetcher(calls))
     first = cache.get(np.asarray([5, 2, 5], I64))
@@ -31,8 +32,8 @@ def test_each_handle_is_fetched_once_and_pairs_keep_the_fetch_order():
     assert first.left.tolist() == [2, 5, 5, 5] and first.right.tolist() == [20, 50, 51, 52]
     mixed = cache.get(np.asarray([7, 1, 5, 3], I64))
     assert calls == [[2, 5], [1, 3, 7]]  # only the new ones
-    # the earlier fetch first (5), then the new one by handle (1, 3 has none, 7)
-    assert mixed.left.tolist() == [5, 5, 5, 1, 1, 7] and mixed.right.tolist() == [50, 51, 52, 10, 11, 70]
+    # by handle, though 5 was fetched first (1, 3 has none, 5, 7)
+    assert mixed.left.tolist() == [1, 1, 5, 5, 5, 7] and mixed.right.tolist() == [10, 11, 50, 51, 52, 70]
     cached = cache.get(np.asarray([3, 2], I64))
     assert calls == [[2, 5], [1, 3, 7]]
     assert cached.left.tolist() == [2] and cached.right.tolist() == [20]
@@ -52,6 +53,11 @@ def test_large_requests_give_the_same_pairs_in_the_same_order():
     up one by one, with the same result and order as the per-handle path."""
     small, large = _PairCache(fetcher([])), _PairCache(fetcher([]))
     large.SMALL = 1  # every request of two or more handles takes the filtering path
+    calls: list[list[int]] = []
+    kept_nothing = _PairCache(fetcher(calls), keep=False)  # an in-process backend: asked again each time
     for asked in ([5, 2], [7, 1, 5, 3], [3, 2], [1, 2, 3, 5, 7], [9, 7]):
         a, b = small.get(np.asarray(asked, I64)), large.get(np.asarray(asked, I64))
-        assert a.left.tolist() == b.left.tolist() and a.right.tolist() == b.right.tolist(), asked
+        c = kept_nothing.get(np.asarray(asked, I64))
+        assert a.left.tolist() == b.left.tolist() == c.left.tolist(), asked
+        assert a.right.tolist() == b.right.tolist() == c.right.tolist(), asked
+    assert calls[-1] == [7, 9]  # every request reaches the backend, sorted and distinct

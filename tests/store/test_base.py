@@ -111,6 +111,7 @@ def test_derived_operations_from_the_primitives_agree_with_the_fast_ones(referen
     keys = [e.key for e in reference.kg.entities()]
     handles = np.asarray(list(fast.lookup_entities(keys).values()) + [-1, 10**6], np.int64)
     assert np.array_equal(slow.mention_counts(handles), fast.mention_counts(handles))
+    assert slow.names(handles) == fast.names(handles) == [e.name for e in fast.entities(handles[:-2])] + [None] * 2
     assert np.array_equal(slow.degrees(handles), fast.degrees(handles))
     chunk_ids = sorted(reference.kg.chunks) + ["no such chunk"]
     assert slow.chunk_handles(chunk_ids) == fast.chunk_handles(chunk_ids)

@@ -64,15 +64,15 @@ def without_kinds(
     linking = np.arange(entities.size) if through_edges else np.flatnonzero(ws.mention_counts(entities) > 1)
     if linking.size == 0:
         return entities
-    records = ws.view.entities(entities[linking])
-    kind = [r is not None and common_noun(r.name) for r in records]
+    names = ws.view.names(entities[linking])
+    kind = [n is not None and common_noun(n) for n in names]
     if all(kind):  # a caseless extraction, unless an entity of this chunk alone has a capital
         alone = np.setdiff1d(np.arange(entities.size), linking)
-        if all(r is not None and common_noun(r.name) for r in ws.view.entities(entities[alone])):
+        if all(n is not None and common_noun(n) for n in ws.view.names(entities[alone])):
             return entities
     keep = np.ones(entities.size, dtype=bool)
     keep[linking] = [
-        not k or (bool(words := set(tokenize(r.name))) and words <= question_words) for r, k in zip(records, kind)
+        not k or (bool(words := set(tokenize(n))) and words <= question_words) for n, k in zip(names, kind)
     ]
     return entities[keep]
 
