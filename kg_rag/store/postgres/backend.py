@@ -362,6 +362,7 @@ class PostgresView(QueryBackend):
         # per-query caches: a view is one transaction, so what it read once stays true until it ends
         self._records_cache: dict[str, dict[int, Any]] = {"entities": {}, "relations": {}, "chunks": {}}
         self._mentions: dict[int, float] = {}
+        self._names: dict[int, str | None] = {}
         self._entity_chunk_cache: dict[int, list[int]] = {}
         self._query: np.ndarray | None = None
         """The query vector (set by the first vector search): chunk similarities are prefetched for it."""
@@ -761,20 +762,22 @@ class PostgresView(QueryBackend):
             else ""
         )
         rows = self._fetch(
-            f"""SELECT m.chunk, m.entity, e.n_chunks{others}
+            f"""SELECT m.chunk, m.entity, e.n_chunks, e.name{others}
                 FROM unnest(%(ids)s::int8[]) WITH ORDINALITY AS u(id, ord)
                 JOIN {self.s}.mentions m ON m.chunk = u.id JOIN {self.s}.entities e ON e.id = m.entity
                 ORDER BY u.ord, m.entity""",
             {"ids": ids, "q": q} if with_sim else {"ids": ids},
         )
         n = len(rows)
-        for row in rows:  # what a strategy asks next: how generic, where else mentioned, how similar those are
-            entity, count, chunks = row[1], row[2], (row[3] if ahead else None)
+        for row in rows:  # what a strategy asks next: how generic, what it is called (a kind?), where else
+            # mentioned, how similar those are
+            entity, count, chunks = row[1], row[2], (row[4] if ahead else None)
             self._mentions[entity] = float(count)
+            self._names[entity] = row[3]
             if chunks is not None:
                 self._entity_chunk_cache[entity] = chunks
-                if with_sim and row[4] is not None and len(row[4]) == len(chunks):
-                    self._chunk_sims.update(zip(chunks, row[4]))
+                if with_sim and row[5] is not None and len(row[5]) == len(chunks):
+                    self._chunk_sims.update(zip(chunks, row[5]))
         return Pairs(np.fromiter((r[0] for r in rows), I64, n), np.fromiter((r[1] for r in rows), I64, n))
 
     def entity_chunks(self, entity_ids: np.ndarray) -> Pairs:
@@ -810,6 +813,15 @@ class PostgresView(QueryBackend):
         for ordinal, value in rows:
             out[ordinal - 1] = value
         return out
+
+    def names(self, entity_ids: np.ndarray) -> list[str | None]:
+        ids = _ids(entity_ids)
+        known = self._names
+        missing = [h for h in dict.fromkeys(ids) if h not in known]
+        if missing:
+            known.update(dict.fromkeys(missing))
+            known.update(self._fetch(f"SELECT id, name FROM {self.s}.entities WHERE id = ANY(%s::int8[])", (missing,)))
+        return [known[h] for h in ids]
 
     def mention_counts(self, entity_ids: np.ndarray) -> np.ndarray:
         ids = _ids(entity_ids)
