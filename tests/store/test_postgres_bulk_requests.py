@@ -11,7 +11,7 @@ import pytest
 
 from kg_rag.query.engine import QueryEngine
 from kg_rag.store.base import EdgeFilter
-from kg_rag.store.postgres import backend as pg
+from kg_rag.store.postgres import view as pg
 from kg_rag.testing.compliance import QUESTIONS, reference_index
 from kg_rag.testing.embeddings import BagOfWordsEmbeddings
 
