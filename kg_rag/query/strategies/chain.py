@@ -375,7 +375,7 @@ class Chain(Strategy):
             # the graph's share of the score that picked it (later picks may still link back to it)
             graph_at_pick.append(self.weight * float(boost[t]) + float(seeded[t]) + cover_now)
             depth = int(boost_depth[t]) if boost[t] > 0 else 0
-            if depth < max_depth:
+            if depth < max_depth and len(chosen) < k:  # the last pick links nowhere: nothing is picked after it
                 gain_base = max(float(rel[t]), 0.0)
                 linked, strength = links(t)
                 if linked.size:
