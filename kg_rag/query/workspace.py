@@ -68,13 +68,14 @@ class HandleSpace:
 
 
 class _PairCache:
-    """Pairs fetched from a database, keyed by their left handle (fetched once per handle).
+    """Pairs a query fetched, keyed by their left handle: from a database, each handle is fetched once; over an
+    in-process backend (``keep=False``) this keeps nothing and asks again, which costs less than keeping.
 
     Pairs come back grouped by left handle in ascending order, whatever was fetched before, so positions in the
-    query's chunk space follow what was asked, never the history of fetches (and a backend that keeps nothing,
-    ``keep=False``, gives the same answers). A chain asks for one chunk's or a few entities' pairs at a time:
-    those are kept per handle too (a dict look-up each); ``ppr`` asks for thousands at once: those are filtered
-    from everything fetched, by binary search."""
+    query's chunk space follow what was asked, never the history of fetches, and keeping or not gives the same
+    answers. A chain asks for one chunk's or a few entities' pairs at a time: those are kept per handle too (a
+    dict look-up each); ``ppr`` asks for thousands at once: those are filtered from everything fetched, by
+    binary search."""
 
     SMALL = 32
     """Requests of at most this many handles are answered per handle."""
@@ -188,15 +189,17 @@ class Workspace:
 
     # ------------------------------------------------------------------ incidence
     def chunk_entities(self, chunk_handles: np.ndarray) -> Pairs:
-        """``(chunk handle, entity handle)`` mentions of the given chunks (each chunk fetched once)."""
+        """``(chunk handle, entity handle)`` mentions of the given chunks, by chunk (from a database, each chunk is
+        fetched once a query)."""
         return self._chunk_entities.get(chunk_handles)
 
     def entity_chunks(self, entity_handles: np.ndarray) -> Pairs:
-        """``(entity handle, chunk handle)`` mentions of the given entities (each entity fetched once)."""
+        """``(entity handle, chunk handle)`` mentions of the given entities, by entity (from a database, each
+        entity is fetched once a query)."""
         return self._entity_chunks.get(entity_handles)
 
     def mention_counts(self, entity_handles: np.ndarray) -> np.ndarray:
-        """How many chunks mention each entity (cached per entity)."""
+        """How many chunks mention each entity (from a database, kept per entity for the query)."""
         hs = np.asarray(entity_handles, dtype=I64).reshape(-1)
         if hs.size > 256 or self.view.in_process:  # one backend call, no per-handle bookkeeping
             return self.view.mention_counts(hs).astype(np.float32)

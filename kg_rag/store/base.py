@@ -260,8 +260,8 @@ class QueryBackend(ABC):
     """
 
     in_process: bool = False
-    """Lookups are reads of in-process arrays: a query keeps no copy of what it fetched (that would cost more
-    than asking again). A database keeps them, one round trip per handle."""
+    """Lookups are reads of in-process arrays: a query keeps no copy of what it fetched, since that would cost
+    more than asking again. Over a database (``False``) the query keeps them: one round trip per handle."""
 
     def __copy__(self) -> QueryBackend:  # a handle on shared, read-only data (and open files): copies share it
         return self

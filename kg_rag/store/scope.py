@@ -295,6 +295,9 @@ class ScopedView(QueryBackend):
     def mention_counts(self, entity_ids: np.ndarray) -> np.ndarray:
         return self.view.mention_counts(entity_ids)
 
+    def names(self, entity_ids: np.ndarray) -> list[str | None]:
+        return self.view.names(entity_ids)  # a scope narrows descriptions, never names
+
     def degrees(self, entity_ids: np.ndarray) -> np.ndarray:
         return self.view.degrees(entity_ids)
 

@@ -380,6 +380,9 @@ def _mentions(v: Views) -> None:
     assert list(zip(v.sk.chunks(pb.left), v.sk.entities(pb.right))) == list(
         zip(v.rk.chunks(pa.left), v.rk.entities(pa.right))
     )
+    for handle in v.sk.chunk_handles(chunks):  # one chunk at a time, as a chain's pick asks (names read ahead)
+        mentioned = v.sv.chunk_entities(np.asarray([handle], np.int64)).right
+        assert v.sv.names(mentioned) == [e.name for e in v.sv.entities(mentioned)]
     pa, pb = v.rv.entity_chunks(v.rk.entity_handles(keys)), v.sv.entity_chunks(v.sk.entity_handles(keys))
     assert list(zip(v.sk.entities(pb.left), v.sk.chunks(pb.right))) == list(
         zip(v.rk.entities(pa.left), v.rk.chunks(pa.right))

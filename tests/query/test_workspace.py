@@ -5,9 +5,11 @@ never the history of fetches, so an in-process backend that keeps nothing gives 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from kg_rag.query.workspace import HandleSpace, _PairCache
-from kg_rag.store.base import Pairs
+from kg_rag.query.params import QueryParams
+from kg_rag.query.workspace import HandleSpace, Workspace, _PairCache
+from kg_rag.store.base import EdgeFilter, Pairs
 
 I64 = np.int64
 TABLE = {1: [10, 11], 2: [20], 3: [], 5: [50, 51, 52], 7: [70]}
@@ -48,9 +50,10 @@ def test_handle_space_positions_follow_first_sight():
     assert space.positions(np.asarray([12, 5], I64)).tolist() == [2, -1]
 
 
-def test_large_requests_give_the_same_pairs_in_the_same_order():
+def test_large_requests_and_a_cache_that_keeps_nothing_give_the_same_pairs_in_the_same_order():
     """ppr asks for thousands of handles at once: those are filtered from everything fetched rather than looked
-    up one by one, with the same result and order as the per-handle path."""
+    up one by one, with the same result and order as the per-handle path; and over an in-process backend the
+    cache keeps nothing and asks again, with the same answers."""
     small, large = _PairCache(fetcher([])), _PairCache(fetcher([]))
     large.SMALL = 1  # every request of two or more handles takes the filtering path
     calls: list[list[int]] = []
@@ -60,4 +63,35 @@ def test_large_requests_give_the_same_pairs_in_the_same_order():
         c = kept_nothing.get(np.asarray(asked, I64))
         assert a.left.tolist() == b.left.tolist() == c.left.tolist(), asked
         assert a.right.tolist() == b.right.tolist() == c.right.tolist(), asked
-    assert calls[-1] == [7, 9]  # every request reaches the backend, sorted and distinct
+    assert calls == [[2, 5], [1, 3, 5, 7], [2, 3], [1, 2, 3, 5, 7], [7, 9]]  # every request, sorted and distinct
+
+
+class _Counting:
+    """A backend's incidence and counts, counting the calls that reach it."""
+
+    def __init__(self, in_process: bool) -> None:
+        self.in_process = in_process
+        self.calls = 0
+
+    def chunk_entities(self, handles: np.ndarray) -> Pairs:
+        self.calls += 1
+        return fetcher([])(handles)
+
+    entity_chunks = chunk_entities
+
+    def mention_counts(self, handles: np.ndarray) -> np.ndarray:
+        self.calls += 1
+        return np.ones(np.asarray(handles).size, np.float32)
+
+
+@pytest.mark.parametrize(("in_process", "calls"), [(True, 6), (False, 3)])
+def test_a_query_keeps_what_it_fetched_only_from_a_database(in_process, calls):
+    """Over a database a query asks for each handle once; over in-process arrays it asks again (cheaper than
+    keeping a copy), with the same answers."""
+    view = _Counting(in_process)
+    ws = Workspace(view, np.zeros(2, np.float32), "q", QueryParams(), EdgeFilter())  # type: ignore[arg-type]
+    for _ in range(2):
+        assert ws.chunk_entities(np.asarray([5, 1], I64)).right.tolist() == [10, 11, 50, 51, 52]
+        assert ws.entity_chunks(np.asarray([2], I64)).right.tolist() == [20]
+        assert ws.mention_counts(np.asarray([7, 7], I64)).tolist() == [1.0, 1.0]
+    assert view.calls == calls

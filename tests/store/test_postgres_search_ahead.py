@@ -12,6 +12,7 @@ import pytest
 
 from kg_rag.query.engine import QueryEngine
 from kg_rag.store.postgres import backend as pg
+from kg_rag.store.postgres import view as pg_view
 from kg_rag.testing.compliance import QUESTIONS, reference_index
 from kg_rag.testing.embeddings import BagOfWordsEmbeddings
 
@@ -110,7 +111,7 @@ def test_a_helper_that_fails_leaves_its_search_to_the_query(store, monkeypatch, 
             raise RuntimeError("connection refused")
 
         monkeypatch.setattr(backend, "in_snapshot", broken)
-        with caplog.at_level(logging.WARNING, logger=pg.__name__), backend.reader() as view:
+        with caplog.at_level(logging.WARNING, logger=pg_view.__name__), backend.reader() as view:
             view.search_ahead(q, REQUESTS, QUESTIONS[2])
             assert set(view._ahead) == {REQUESTS[0]}  # the one this connection ran
             assert _searches(view, q, QUESTIONS[2]) == expected

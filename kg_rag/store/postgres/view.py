@@ -622,8 +622,8 @@ class PostgresView(QueryBackend):
         known = self._names
         missing = [h for h in dict.fromkeys(ids) if h not in known]
         if missing:
-            known.update(dict.fromkeys(missing))
-            known.update(self._fetch(f"SELECT id, name FROM {self.s}.entities WHERE id = ANY(%s::int8[])", (missing,)))
+            found = dict(self._fetch(f"SELECT id, name FROM {self.s}.entities WHERE id = ANY(%s::int8[])", (missing,)))
+            known.update((h, found.get(h)) for h in missing)
         return [known[h] for h in ids]
 
     def mention_counts(self, entity_ids: np.ndarray) -> np.ndarray:
