@@ -61,3 +61,34 @@ def test_bulk_requests_answer_as_small_ones(store, monkeypatch):
     monkeypatch.setattr(pg, "ANY_MAX_IDS", 0)
     monkeypatch.setattr(pg, "PREFETCH_FOR_CHUNKS", 0)
     assert _answers(store) == small
+
+
+class _NoStatements:
+    def execute(self, *args, **kwargs):
+        raise AssertionError("a statement was sent")
+
+    cursor = execute
+
+
+def test_a_picks_mentions_bring_what_its_next_step_reads(store):
+    """A chain's pick asks for one chunk's mentions; the same statement brings the names of what it mentions and
+    the chunk's own record (the chain reads its words next, and the result its text), as the database has them."""
+    backend = store.backend()
+    try:
+        with backend.reader() as fresh:
+            chunks = [h for h, _ in fresh.iter_chunks()]
+            expected = {h: fresh.chunks(np.asarray([h], np.int64))[0].__dict__ for h in chunks}
+        for h in chunks:
+            with backend.reader() as view:
+                mentioned = view.chunk_entities(np.asarray([h], np.int64)).right
+                if not mentioned.size:
+                    continue
+                records = view.entities(mentioned)
+                conn, view.conn = view.conn, _NoStatements()
+                try:
+                    assert view.chunks(np.asarray([h], np.int64))[0].__dict__ == expected[h]
+                    assert view.names(mentioned) == [e.name for e in records]
+                finally:
+                    view.conn = conn
+    finally:
+        backend.close()

@@ -366,8 +366,6 @@ class Chain(Strategy):
                 break
             chosen.append(t)
             picked.append(float(total[t]))
-            if rest is not None and len(chosen) < k:
-                rest.pick(int(space.ids[t]))
             cover_now = 0.0
             if t in open_cover:
                 cover_now = cover_value
@@ -388,6 +386,8 @@ class Chain(Strategy):
                     better = gain > boost[linked]
                     boost[linked[better]] = gain[better]
                     boost_depth[linked[better]] = depth + 1
+            if rest is not None and len(chosen) < k:  # after the links: a database reads the chunk with them
+                rest.pick(int(space.ids[t]))
         order = np.asarray(chosen, dtype=I64)
         scores = np.minimum.accumulate(np.asarray(picked, dtype=np.float32)) if picked else np.zeros(0, np.float32)
         graph = np.asarray(graph_at_pick, np.float32)

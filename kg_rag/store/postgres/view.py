@@ -560,7 +560,9 @@ class PostgresView(QueryBackend):
         others = (
             f""", CASE WHEN e.n_chunks <= {PREFETCH_MENTIONS} THEN
                     (SELECT array_agg(m2.chunk ORDER BY m2.chunk) FROM {self.s}.mentions m2
-                     WHERE m2.entity = m.entity) END{sims}"""
+                     WHERE m2.entity = m.entity) END{sims},
+                  CASE WHEN row_number() OVER (PARTITION BY u.ord ORDER BY m.entity) = 1 THEN
+                    (SELECT c.record FROM {self.s}.chunks c WHERE c.id = u.id) END"""
             if ahead
             else ""
         )
@@ -572,8 +574,9 @@ class PostgresView(QueryBackend):
             {"ids": ids, "q": q} if with_sim else {"ids": ids},
         )
         n = len(rows)
+        kept = self._records_cache["chunks"]
         for row in rows:  # what a strategy asks next: how generic, what it is called (a kind?), where else
-            # mentioned, how similar those are
+            # mentioned, how similar those are, and the picked chunk's own record (its words, its text)
             entity, count, chunks = row[1], row[2], (row[4] if ahead else None)
             self._mentions[entity] = float(count)
             self._names[entity] = row[3]
@@ -581,6 +584,8 @@ class PostgresView(QueryBackend):
                 self._entity_chunk_cache[entity] = chunks
                 if with_sim and row[5] is not None and len(row[5]) == len(chunks):
                     self._chunk_sims.update(zip(chunks, row[5]))
+            if ahead and row[-1] is not None and row[0] not in kept:
+                kept[row[0]] = chunk_from_record(row[-1])
         return Pairs(np.fromiter((r[0] for r in rows), I64, n), np.fromiter((r[1] for r in rows), I64, n))
 
     def entity_chunks(self, entity_ids: np.ndarray) -> Pairs:
