@@ -45,15 +45,22 @@ class HandleSpace:
         pos = self.positions(hs)
         missing = pos < 0
         if missing.any():
-            _, first = unique_first(hs[missing])
-            new = hs[missing][np.sort(first)]  # first-seen order, so positions do not depend on hashing
+            unseen = hs[missing]
+            distinct, first = unique_first(unseen)
+            rank = np.argsort(np.argsort(first))  # first-seen order, so positions do not depend on hashing
+            start = self.ids.size
+            new = np.empty(distinct.size, dtype=I64)
+            new[rank] = distinct
             self.ids = np.concatenate([self.ids, new])
-            order = np.argsort(self.ids, kind="stable")
-            self._sorted, self._sorted_pos = self.ids[order], order.astype(I64)
+            # two sorted runs: the stable sort merges them (handles are distinct, so the order is unique)
+            merged = np.concatenate([self._sorted, distinct])
+            order = np.argsort(merged, kind="stable")
+            self._sorted = merged[order]
+            self._sorted_pos = np.concatenate([self._sorted_pos, start + rank])[order]
             for name, (arr, default) in self._arrays.items():
                 grown = np.concatenate([arr, np.full(new.size, default, dtype=arr.dtype)])
                 self._arrays[name] = (grown, default)
-            pos = self.positions(hs)
+            pos[missing] = start + rank[np.searchsorted(distinct, unseen)]
         return pos
 
     def array(self, name: str, default: float = 0.0, dtype: type = np.float32) -> np.ndarray:

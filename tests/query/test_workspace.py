@@ -95,3 +95,19 @@ def test_a_query_keeps_what_it_fetched_only_from_a_database(in_process, calls):
         assert ws.entity_chunks(np.asarray([2], I64)).right.tolist() == [20]
         assert ws.mention_counts(np.asarray([7, 7], I64)).tolist() == [1.0, 1.0]
     assert view.calls == calls
+
+
+def test_handle_space_agrees_with_a_dictionary_of_first_sights():
+    """Positions are first-sight order, whatever mix of new, known and repeated handles each call brings."""
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        space, first_seen = HandleSpace(), {}
+        space.array("relevance", np.nan)
+        for n in [int(rng.integers(0, 300))] + [int(rng.integers(0, 40)) for _ in range(8)]:
+            handles = rng.integers(0, 500, n)
+            for h in handles.tolist():
+                first_seen.setdefault(h, len(first_seen))
+            assert space.add(handles).tolist() == [first_seen[h] for h in handles.tolist()]
+            assert space.ids.tolist() == list(first_seen) and space.array("relevance").size == len(first_seen)
+        asked = rng.integers(0, 600, 40)
+        assert space.positions(asked).tolist() == [first_seen.get(h, -1) for h in asked.tolist()]
