@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import time
 from collections import defaultdict
 from collections.abc import Sequence
@@ -165,6 +166,7 @@ TEXT_CACHES = (
     "kg_rag.query.relation_match:_type_words",
     "kg_rag.query.relation_match:matches",
     "kg_rag.tokens:_count_cached",
+    "kg_rag.query.seeds:_word_runs",
 )
 """The process-wide memos keyed by text (names, predicates, the question's words, context lines)."""
 
@@ -179,6 +181,7 @@ def clear_text_caches() -> None:
     for path in TEXT_CACHES:
         module, name = path.split(":")
         getattr(importlib.import_module(module), name).cache_clear()
+    re.purge()  # compiled patterns are text memos too (a short name's, looked up whole in the question)
 
 
 def evaluate(

@@ -126,3 +126,81 @@ def test_a_question_names_what_it_writes_as_a_name_longest_first(query, proper, 
         names = {view.lookup_entities([canonical_key(n)])[canonical_key(n)]: n for n in entities}
     assert {names[h] for h in seeds.proper} == proper
     assert {names[h] for h in seeds.named} == named
+
+
+def _pattern_spans(gram: str, query: str) -> list[tuple[int, int]]:
+    """The n-gram's spans as a pattern search finds them (what :func:`gram_spans` does for non-ASCII text)."""
+    import re
+
+    words = gram.split()
+    pattern = r"(?<![^\W_])" + r"[\W_]+".join(re.escape(w) for w in words) + r"(?![^\W_])"
+    return [m.span() for m in re.finditer(pattern, query, flags=re.IGNORECASE)]
+
+
+@pytest.mark.parametrize(
+    "gram, query",
+    [
+        ("hello love", "Who sang Hello Love's B-side, hello_love, or HELLO--LOVE?"),
+        ("eo 14028", "What did EO_14028 replace? And eo-14028b?"),
+        ("new new", "new new new New"),
+        ("a", "A a_a aa a"),
+        ("c", "Is C++ older than C# or C?"),
+        ("straße", "Who lives on the Hauptstraße or the STRASSE?"),
+        ("istanbul", "İstanbul or Istanbul?"),
+    ],
+)
+def test_gram_spans_find_what_a_pattern_search_finds(gram, query):
+    """The word-run matching of ASCII text finds the spans the case-insensitive pattern finds, in order and
+    non-overlapping; other text still goes through the pattern."""
+    from kg_rag.query.seeds import gram_spans
+
+    assert gram_spans(gram, query) == _pattern_spans(gram, query)
+
+
+def test_gram_spans_agree_with_the_pattern_on_random_ascii_text():
+    """Every n-gram of random ASCII questions (letters, digits, underscores, punctuation, repeats)."""
+    from kg_rag.query.seeds import gram_spans
+
+    rng = np.random.default_rng(7)
+    vocab = ["ab", "AB", "Ab", "x1", "12", "ab12", "the", "The"]
+    seps = [" ", "_", "-", "'s ", ", ", "--", "__", "", ".", " ("]
+    checked = 0
+    for _ in range(300):
+        parts = [str(rng.choice(vocab)) + str(rng.choice(seps)) for _ in range(int(rng.integers(1, 9)))]
+        query = "".join(parts)
+        words = [w.lower() for w in query.replace("_", " ").replace("-", " ").replace("'", " ").split()]
+        for n in (1, 2, 3):
+            for i in range(max(0, len(words) - n + 1)):
+                gram = " ".join(w.strip(".,()") for w in words[i : i + n])
+                if gram.strip() and all(w.isalnum() for w in gram.split()):
+                    assert gram_spans(gram, query) == _pattern_spans(gram, query), (gram, query)
+                    checked += 1
+    assert checked > 500
+
+
+@pytest.mark.parametrize(
+    "name, query",
+    [
+        ("US", "Is the US in USA? US_1 and US."),
+        ("US", "USA, US2, _US, (US)"),
+        ("C#", "C#9 or C# or C##"),
+        ("WHO", "Who is WHO's head?"),
+        ("R", "R&D or R2 or Ré or R"),
+        ("3M", "3Ms and 33M, 3M."),
+        ("Ré", "éRé, Réé, Ré!"),
+        ("AB", "ABAB AB"),
+    ],
+)
+def test_a_short_name_is_found_whole_as_a_pattern_finds_it(name, query):
+    """``written_alone`` agrees with the case-sensitive pattern ``(?<![\\w])name(?![\\w])`` it replaces."""
+    import re
+
+    from kg_rag.query.seeds import written_alone
+
+    expected = re.search(r"(?<![\w])" + re.escape(name) + r"(?![\w])", query) is not None
+    assert written_alone(name, query) == expected
+    for i in range(len(query) + 1):  # and on every prefix and suffix
+        for text in (query[:i], query[i:]):
+            assert written_alone(name, text) == (
+                re.search(r"(?<![\w])" + re.escape(name) + r"(?![\w])", text) is not None
+            )
