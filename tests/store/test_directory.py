@@ -385,3 +385,27 @@ def test_lazy_index_can_still_be_edited(tmp_path, bow_embeddings, demo_index):
     loaded.kg.add_relation("Quokka Council", "Storage Policy v2", "SUPERSEDES", chunk_id="new")
     after = [d.metadata["chunk_id"] for d in r.invoke("Quokka Council")]
     assert "new" not in before and after[0] == "new"
+
+
+@pytest.mark.parametrize(
+    "damage, why",
+    [
+        (lambda line: line[:-1] + b"x", "Expecting"),  # the object never closes
+        (lambda line: b"{}" + b" " * (len(line) - 3) + b"x", "Extra data"),  # an object, then more
+        (lambda line: b"\xff" + line[1:], "decode"),  # not UTF-8
+    ],
+)
+def test_a_damaged_record_line_names_the_file_and_line_when_read(tmp_path, fake_embeddings, damage, why):
+    """Records are read on demand, one line each: a damaged line is reported when a query reads it, with the
+    file and line, never as a raw decoder error."""
+    store = DirectoryStore(tmp_path / "idx")
+    store.save(sample_index(fake_embeddings))
+    path = _generation(store) / "relations.jsonl"
+    lines = path.read_bytes().split(b"\n")
+    lines[0] = damage(lines[0])
+    path.write_bytes(b"\n".join(lines))  # same size; the checksum is what catches it on a verified open
+    backend = DirectoryStore(tmp_path / "idx", verify=False).backend()
+    with backend.reader() as view:
+        rows = np.arange(len(lines) + 1, dtype=np.int64)  # every relation row (beyond the last: none)
+        with pytest.raises(IndexFormatError, match=rf"relations\.jsonl.*line 1 .*{why}"):
+            view.relations(rows)
