@@ -216,11 +216,13 @@ def _continuation(
         hit = {t: matches(ws.relation_words, names[t]) for t in set(edges.type_id.tolist())}
         asked = {i for i, t in enumerate(edges.type_id.tolist()) if hit[t]}
 
+    src, dst = edges.src.tolist(), edges.dst.tolist()
+
     def continues(relation: int) -> bool:
         i = position.get(relation)
         if i is None or (asked is not None and i not in asked):
             return False
-        return int(edges.src[i]) in bridges or int(edges.dst[i]) in bridges
+        return src[i] in bridges or dst[i] in bridges
 
     return continues
 

@@ -263,13 +263,14 @@ class Chain(Strategy):
         spec_cache: dict[int, float] = {}
 
         def spec(entities: np.ndarray) -> np.ndarray:
-            todo = [int(e) for e in entities if int(e) not in spec_cache]
+            handles = entities.tolist()  # Python ints: no NumPy scalar per element
+            todo = [e for e in dict.fromkeys(handles) if e not in spec_cache]
             if todo:
                 values = link_specificity(ws.mention_counts(np.asarray(todo, dtype=I64)), self.link_specificity)
                 spec_cache.update(zip(todo, values.tolist()))
-            out = np.asarray([spec_cache[int(e)] for e in entities], dtype=np.float32)
+            out = np.asarray([spec_cache[e] for e in handles], dtype=np.float32)
             if blocked:
-                out[[int(e) in blocked for e in entities]] = 0.0
+                out[[e in blocked for e in handles]] = 0.0
             return out
 
         cand = s.candidates
