@@ -212,6 +212,14 @@ def _section(lines_at: Callable[[int | None], list[Line]], budget: int) -> tuple
     return fitted, sum(count_tokens(line + "\n") for line, _ in fitted)
 
 
+def _first_item_cost(lines: list[Line]) -> int:
+    """Tokens of a section's headers and its first path or row (0 when it has none)."""
+    for i, (_, tag) in enumerate(lines):
+        if tag is not None:
+            return sum(count_tokens(line + "\n") for line, _ in lines[: i + 1])
+    return 0
+
+
 def _source_header(i: int, c: ScoredChunk) -> str:
     title = c.metadata.get("title", "") if c.metadata else ""
     doc = f" doc={safe_label(c.doc_id)}" if c.doc_id != c.id else ""  # a corpus passage is its own document
@@ -317,7 +325,18 @@ def format_context(result: RetrievalResult, params: QueryParams | None = None) -
     rendered = {  # a section that got all it needs is already rendered
         name: unbounded[name] if alloc[name] >= need[name] else renderers[name](alloc[name]) for name in order
     }
+    first = _first_item_cost(relations_at(_DESC_STEPS[-1])) if need["relations"] and p.relations_share > 0 else 0
+    moved = False
+    if first and not rendered["relations"][1] and alloc["relations"] < first <= alloc["relations"] + alloc["chunks"]:
+        # the share of a small budget holds not even one path or row while the passages' share has room: the
+        # graph half takes the least it needs from it, so a larger budget never shows less of the graph
+        alloc["chunks"] -= first - alloc["relations"]
+        alloc["relations"] = first
+        rendered["relations"] = renderers["relations"](first)
+        rendered["chunks"] = renderers["chunks"](alloc["chunks"])
+        moved = True
     starved = need["relations"] + need["chunks"] > 0 and not rendered["relations"][1] + rendered["chunks"][1]
+    starved = starved or (moved and need["chunks"] > 0 and not rendered["chunks"][1])
     if starved:  # no share fits a path, a row or a passage: the budget goes to them whole, the paths first
         rendered["relations"] = renderers["relations"](total)
         rendered["chunks"] = renderers["chunks"](total - rendered["relations"][1])

@@ -147,6 +147,19 @@ def test_a_budget_too_small_for_every_share_still_shows_the_top_path(demo_index,
     assert "Directive 2019-03 <-[SUPERSEDES]- Directive 2023-07" in r.retrieve(question, max_context_tokens=50).context
 
 
+@pytest.mark.parametrize(
+    "question", ["Who does Lars Eriksen report to?", "Which directive superseded Directive 2019-03?"]
+)
+def test_a_larger_budget_never_drops_the_paths_a_smaller_one_showed(demo_index, bow_embeddings, question):
+    """A new user's report: the Lars Eriksen path showed at 90-110 tokens and vanished at 120-180, where the
+    passages' surplus took the room the paths' share was too small for. The graph half now takes the least it
+    needs from the passages' share, so once a budget shows the top path every larger one does."""
+    r = EntityBasedKGRAG(index=demo_index, embeddings=bow_embeddings)
+    shown = ["-[" in r.retrieve(question, max_context_tokens=budget).context for budget in range(50, 620, 10)]
+    assert any(shown)
+    assert shown[shown.index(True) :] == [True] * (len(shown) - shown.index(True)), shown
+
+
 def test_a_budget_that_holds_nothing_says_so(bow_embeddings):
     kg = KnowledgeGraph()
     long = " ".join(["Extraordinarily"] * 40)
