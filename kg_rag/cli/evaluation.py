@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from kg_rag.cli.common import CLIError, count_at_least, existing_store
@@ -71,6 +72,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
         questions = load_musique_questions(steps, chunks, limit=args.limit)
     else:
         questions = load_musique_questions(args.questions, chunks, limit=args.limit)
+    if questions and not any(q.gold_chunks or q.answers or q.numeric_answer is not None for q in questions):
+        print(  # every quality column would read "-": say why before the run, not after
+            f"warning: {args.questions}: no question has gold passages ('paragraphs' with 'is_supporting') or an "
+            "'answer', so only latency is measured",
+            file=sys.stderr,
+        )
     embeddings = embeddings_for_index(args.embeddings, embedding_model, args.index)
     report = evaluate(questions, backend, embeddings, [specs[n] for n in names], ks, progress=not args.quiet)
     report["index"] = str(args.index)

@@ -102,6 +102,12 @@ def _read_inputs(args: argparse.Namespace) -> dict[str, Any]:
 
         names = {"openie_name": args.openie or "openie", "corpus_name": args.corpus or "corpus"}
         check_corpus_match(data.get("openie", {"docs": []}), data.get("corpus"), **names)
+        if "openie" not in data:  # said before the passages are embedded, which is most of the run
+            print(
+                "warning: --corpus without --openie: the passages are indexed with no graph (no entities "
+                "or relations); give their OpenIE triples with --openie, or extract a graph from files with --docs",
+                file=sys.stderr,
+            )
     if "extractions" in data:
         from kg_rag.ingest.extraction_file import check_extraction_payload
 

@@ -43,6 +43,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     if doc_filter:
         overrides["filter"] = doc_filter
     retriever = EntityBasedKGRAG.from_index(args.index, embeddings, preset=args.preset)
+    _check_types(retriever, overrides, args.index)
     for flag in ("include_entities", "exclude_entities"):
         if getattr(args, flag):
             overrides[flag] = entity_names(getattr(args, flag), retriever.backend)
@@ -50,6 +51,12 @@ def cmd_query(args: argparse.Namespace) -> int:
     from kg_rag.langchain.chat import chat_model_configured
 
     answering = not args.no_answer and chat_model_configured()
+    if not args.no_answer and not answering:  # say why no answer follows the context (stderr: stdout stays data)
+        print(
+            "kg-rag: no answer: no chat model configured (set OPENAI_API_KEY, and OPENAI_BASE_URL for a local "
+            "server; --no-answer prints the context alone without this note)",
+            file=sys.stderr,
+        )
     if args.json:
         payload = _payload(result)
         if answering:  # written by the configured chat model (--no-answer leaves it out)
@@ -89,6 +96,22 @@ def cmd_query(args: argparse.Namespace) -> int:
         print(f"kg-rag: error: no answer: {error}", file=sys.stderr)
         return 1
     return 0
+
+
+def _check_types(retriever: Any, overrides: dict[str, Any], index: str) -> None:
+    """A relation type the index does not have is a typo or another index's vocabulary: refused in one line (the
+    query itself would only warn, and an allow list of unknown types leaves no graph at all)."""
+    from kg_rag.query.stages import unknown_relation_types
+
+    problems = []
+    with retriever.backend.reader() as view:
+        for name in ("edge_types", "exclude_edge_types"):
+            unknown = unknown_relation_types(view, overrides.get(name))
+            if unknown:
+                flag = "--" + name.replace("_", "-")
+                problems.append(f"{flag}: no relation of type {', '.join(map(repr, unknown))} in this index")
+    if problems:
+        raise CLIError("; ".join(problems) + f" (kg-rag stats {index} --types lists them)")
 
 
 def _answer(retriever: Any, question: str, result: Any) -> tuple[dict[str, Any] | None, str | None]:

@@ -55,7 +55,9 @@ def load_musique_questions(
     out = []
     for item in data[:limit] if limit else data:
         if not isinstance(item, dict) or "question" not in item:
-            raise ValueError(f"{path}: every question needs at least 'id' and 'question'")
+            raise ValueError(
+                f"{path}: every question needs a 'question' ('id', 'answer' and 'paragraphs' are optional)"
+            )
         qid = str(item.get("id", len(out)))
         gold = []
         for para in item.get("paragraphs") or []:

@@ -118,17 +118,16 @@ def create_app(retriever: Any, *, title: str = "kg-rag explorer") -> FastAPI:
     def check_types(settings: dict[str, Any]) -> None:
         """A relation type the index does not have, in the allow or the deny list, is a mistake (a typo, another
         index's vocabulary): refused, naming it, rather than answered with an empty or unfiltered graph."""
-        from kg_rag.model.schema import SYNONYM, upper_snake
+        from kg_rag.query.stages import unknown_relation_types
 
         if not settings.get("edge_types") and not settings.get("exclude_edge_types"):
             return
-        with retriever.backend.reader() as view:
-            known = {*view.info().relation_types, SYNONYM}
         problems = []
-        for name in ("edge_types", "exclude_edge_types"):
-            unknown = [t for t in settings.get(name) or () if t not in known and upper_snake(t) not in known]
-            if unknown:
-                problems.append(f"{name}: no relation of type {', '.join(map(repr, unknown))} in this index")
+        with retriever.backend.reader() as view:
+            for name in ("edge_types", "exclude_edge_types"):
+                unknown = unknown_relation_types(view, settings.get(name))
+                if unknown:
+                    problems.append(f"{name}: no relation of type {', '.join(map(repr, unknown))} in this index")
         if problems:
             raise ValueError("; ".join(problems) + " (the overview lists the relation types)")
 

@@ -15,14 +15,14 @@ expansion — a recursive CTE on PostgreSQL — runs for ``frequency`` and ``pat
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from kg_rag.context.format import format_context
 from kg_rag.context.render import render_path
-from kg_rag.model.schema import canonical_key, upper_snake
+from kg_rag.model.schema import SYNONYM, canonical_key, upper_snake
 from kg_rag.query.params import QueryParams
 from kg_rag.query.relation_match import matching_types, question_relation_words
 from kg_rag.query.seeds import Seeds, match_seeds, names_entity, resolve_names, unmatched_reason
@@ -53,6 +53,16 @@ def edge_filter_for(view: QueryBackend, p: QueryParams) -> tuple[EdgeFilter, dic
     excluded = resolve_names(view, w.exclude_entities)
     edge_filter = EdgeFilter.build(w.edge_types, w.exclude_edge_types, w.direction, w.use_synonyms, excluded.values())
     return edge_filter, excluded
+
+
+def unknown_relation_types(view: QueryBackend, names: Sequence[str] | None) -> list[str]:
+    """The names among ``names`` that are no relation type of the index, as written or in UPPER_SNAKE (a typo,
+    another index's vocabulary). A query only warns about them; the CLI and the explorer refuse them, since an
+    allow list of unknown types leaves no graph at all."""
+    if not names:
+        return []
+    known = {*view.info().relation_types, SYNONYM}
+    return [t for t in names if t not in known and upper_snake(t) not in known]
 
 
 @dataclass

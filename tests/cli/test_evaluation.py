@@ -45,3 +45,18 @@ def test_eval_cutoffs_must_be_positive(demo_idx, tmp_path, capsys):
 def test_bench_refuses_pg_without_the_postgres_store(capsys):
     assert main(["bench", "--entities", "10", "--edges", "10", "--pg", "postgresql://localhost/x"]) == 2
     assert "--pg is for --store postgres" in capsys.readouterr().err
+
+
+def test_eval_of_questions_without_gold_says_only_latency_is_measured(demo_idx, tmp_path, capsys):
+    """A new user's report: questions with no gold passages and no answer gave '-' in every quality column with
+    no word why; the malformed-file error also asked for an 'id' that is optional."""
+    import json
+
+    (tmp_path / "q.json").write_text(json.dumps([{"question": "Who does Lars Eriksen report to?"}]))
+    argv = ["eval", "--questions", str(tmp_path / "q.json"), "--index", str(demo_idx), "--methods", "dense", "-q"]
+    argv += ["--embeddings", "fake:16"]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "no question has gold passages ('paragraphs' with 'is_supporting') or an 'answer'" in err
+    (tmp_path / "q.json").write_text(json.dumps([{"id": "x"}]))
+    one_line_error(capsys, argv, "every question needs a 'question' ('id', 'answer' and 'paragraphs' are optional)")

@@ -139,3 +139,14 @@ def test_query_budget_below_the_minimum_is_refused_by_the_flag(capsys):
 def test_query_with_an_empty_index_path_says_so(capsys):
     assert main(["query", "", "Who approved it?"]) == 2
     assert "the index path is empty" in capsys.readouterr().err
+
+
+def test_a_relation_type_the_index_does_not_have_is_refused_in_one_line(demo_idx, capsys):
+    """A new user's report: ``--edge-types NOPE_TYPE`` only warned, and answered with no graph at all (the
+    explorer already refused it). Spellings of a known type ("reports to") still pass."""
+    q = ["query", str(demo_idx), "Who does Lars Eriksen report to?", "--no-answer"]
+    err = one_line_error(capsys, [*q, "--edge-types", "REPORTS_TO,NOPE_TYPE"], "--edge-types: no relation of type")
+    assert "'NOPE_TYPE'" in err and "'REPORTS_TO'" not in err and f"kg-rag stats {demo_idx} --types" in err
+    one_line_error(capsys, [*q, "--exclude-edge-types", "nope"], "--exclude-edge-types: no relation of type 'nope'")
+    code, out, _ = run(capsys, *q, "--edge-types", "reports to")
+    assert code == 0 and "-[REPORTS_TO]->" in out
