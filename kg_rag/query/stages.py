@@ -277,6 +277,8 @@ def run_select(s: QueryState) -> None:
     if not ranked:
         unmatched = not seeds.weights and not p.select.fill_with_dense
         why = unmatched_reason(s.view, seeds, p) if unmatched else "nothing matched it under these filters"
+        if isinstance(s.view, ScopedView) and s.view.chunk_ids.size == 0:  # said by the filter's own warning
+            why = f"the filter {p.walk.filter} matches no chunk"
         s.warnings.append(f"no chunk was retrieved for this query: {why}")
     chosen = score_relations(ws, ranked, seeds, p, unsure_ranks(s.graph, p))
     ends = set(chosen.edges.src.tolist()) | set(chosen.edges.dst.tolist())

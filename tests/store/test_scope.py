@@ -68,6 +68,13 @@ def test_metadata_equality_and_a_filter_that_matches_nothing(retriever):
     result = retriever.retrieve(Q, filter={"doc_id": ["no-such-doc"]})
     assert result.chunks == [] and result.relations == [] and result.paths == []
     assert any("no chunk of the index matches it" in w for w in result.warnings)
+    strict = {"fill_with_dense": False, "similarity_threshold": 1.0, "lexical_linking": False}  # as seed003, or more
+    for settings in ({}, strict):  # with no dense fill and no seed, the reason was once "no entity matched it"
+        warnings = retriever.retrieve(Q, filter={"doc_id": ["no-such-doc"]}, **settings).warnings
+        last = [w for w in warnings if w.startswith("no chunk was retrieved")]
+        assert last == [
+            "no chunk was retrieved for this query: the filter {'doc_id': ['no-such-doc']} matches no chunk"
+        ]
 
 
 @pytest.mark.parametrize(
