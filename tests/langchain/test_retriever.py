@@ -126,8 +126,8 @@ def test_history_and_unknown_names_are_checked(bow_embeddings, demo_index, capsy
             "tests.conftest:BagOfWordsEmbeddings",
         ]
     )
-    err = capsys.readouterr().err
-    assert code == 0 and "warning: edge_types: no relation of type 'NOPE' in the index" in err
+    err = capsys.readouterr().err  # the retriever warns; the CLI refuses a type the index does not have
+    assert code == 2 and err.startswith("kg-rag: error: --edge-types: no relation of type 'NOPE' in this index")
 
 
 @pytest.mark.parametrize("strategy", ["frequency", "path", "ppr"])
