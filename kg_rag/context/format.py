@@ -325,9 +325,10 @@ def format_context(result: RetrievalResult, params: QueryParams | None = None) -
     rendered = {  # a section that got all it needs is already rendered
         name: unbounded[name] if alloc[name] >= need[name] else renderers[name](alloc[name]) for name in order
     }
-    first = _first_item_cost(relations_at(_DESC_STEPS[-1])) if need["relations"] and p.relations_share > 0 else 0
+    shut_out = need["relations"] > 0 and p.relations_share > 0 and not rendered["relations"][1]
+    first = _first_item_cost(relations_at(_DESC_STEPS[-1])) if shut_out else 0  # rendered only in that case
     moved = False
-    if first and not rendered["relations"][1] and alloc["relations"] < first <= alloc["relations"] + alloc["chunks"]:
+    if first and alloc["relations"] < first <= alloc["relations"] + alloc["chunks"]:
         # the share of a small budget holds not even one path or row while the passages' share has room: the
         # graph half takes the least it needs from it, so a larger budget never shows less of the graph
         alloc["chunks"] -= first - alloc["relations"]
