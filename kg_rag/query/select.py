@@ -273,8 +273,7 @@ def relation_rows(
     out_idx = out_idx[np.lexsort((edges.ids[out_idx], -score[out_idx], -link_count[out_idx]))]
     order = np.concatenate([in_idx, out_idx])
     records = view.relations(edges.ids[order])
-    ent = view.entities(ends)
-    names = {h: (e.key, e.name) for h, e in zip(ends.tolist(), ent) if e is not None}
+    names = {h: label for h, label in zip(ends.tolist(), view.labels(ends)) if label is not None}
     rows = []
     for i, rel in zip(order.tolist(), records):
         a, b = src[i], dst[i]
@@ -404,8 +403,7 @@ def relation_paths(
     used = sorted({i for _, steps, _ in chosen_paths for i, _ in steps})
     rels = dict(zip(used, view.relations(edges.ids[np.asarray(used, dtype=I64)])))
     nodes = sorted({int(x) for i in used for x in (edges.src[i], edges.dst[i])})
-    ents = dict(zip(nodes, view.entities(np.asarray(nodes, dtype=I64))))
-    names = {h: (e.key, e.name) for h, e in ents.items() if e is not None}
+    names = {h: label for h, label in zip(nodes, view.labels(np.asarray(nodes, dtype=I64))) if label is not None}
     paths = []
     for weakest, steps, start in chosen_paths:
         built = []

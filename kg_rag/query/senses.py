@@ -69,9 +69,9 @@ def same_thing(view: QueryBackend, relation_ids: np.ndarray, src: np.ndarray, ds
     records = view.chunks(np.asarray(handles, dtype=I64)) if handles else []
     senses = {h: title_sense((r.metadata or {}).get("title")) for h, r in zip(handles, records) if r is not None}
     nodes = sorted(set(np.asarray(src, dtype=I64).tolist()) | set(np.asarray(dst, dtype=I64).tolist()))
-    entities = dict(zip(nodes, view.entities(np.asarray(nodes, dtype=I64))))
-    keys = {h: e.key for h, e in entities.items() if e is not None}
-    common = {h for h, e in entities.items() if e is not None and common_noun(e.name)}
+    labels = dict(zip(nodes, view.labels(np.asarray(nodes, dtype=I64))))
+    keys = {h: label[0] for h, label in labels.items() if label is not None}
+    common = {h for h, label in labels.items() if label is not None and common_noun(label[1])}
     if len(common) == len(keys):  # no name here is capitalised: the extraction does not write case, so case
         common = set()  # says nothing (as for a query typed in lower case)
 

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kg_rag.arrays import in_sorted, unique_first, unique_ints
+from kg_rag.index.lexical import tokenize
 from kg_rag.query.params import QueryParams
-from kg_rag.store.base import EdgeFilter, Pairs, QueryBackend
+from kg_rag.store.base import EdgeFilter, Pairs, QueryBackend, TermScorer
 
 I64 = np.int64
 
@@ -143,6 +144,7 @@ class Workspace:
     relation_words: frozenset[str] = frozenset()
     """Lemmas of the question's words that can name a relation (``born``, ``spouse``, ``replace``)."""
     _lexical_max: float | None = None
+    _terms: TermScorer | None = None
     _mentions: dict[int, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -152,14 +154,17 @@ class Workspace:
 
     # ------------------------------------------------------------------ chunk relevance
     @property
+    def terms(self) -> TermScorer:
+        """BM25 of the question and of parts of it (:meth:`QueryBackend.term_scorer`), made once a query."""
+        if self._terms is None:
+            self._terms = self.view.term_scorer(tokenize(self.text))
+        return self._terms
+
+    @property
     def lexical_max(self) -> float:
         """The best BM25 score of any chunk (normalises the lexical channel to [0, 1] per query)."""
         if self._lexical_max is None:
-            if self.params.lexical_weight > 0:
-                top = self.view.lexical_search(self.text, 1)
-                self._lexical_max = float(top.scores[0]) if len(top) else 0.0
-            else:
-                self._lexical_max = 0.0
+            self._lexical_max = self.terms.best(self.text) if self.params.lexical_weight > 0 else 0.0
         return self._lexical_max
 
     def relevance(self, positions: np.ndarray) -> np.ndarray:

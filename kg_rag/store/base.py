@@ -409,6 +409,11 @@ class QueryBackend(ABC):
         record (whether a chain may link through it), so a backend holding the names need not decode records."""
         return [r.name if r is not None else None for r in self.entities(entity_ids)]
 
+    def labels(self, entity_ids: np.ndarray) -> list[tuple[str, str] | None]:
+        """Each entity's ``(key, name)`` (``None`` for an unknown handle): what a relationship row or a path
+        shows of its ends, so a backend holding keys and names need not decode records."""
+        return [(r.key, r.name) if r is not None else None for r in self.entities(entity_ids)]
+
     def mention_counts(self, entity_ids: np.ndarray) -> np.ndarray:
         """How many chunks mention each entity (how generic it is)."""
         ids = _i64(entity_ids)
@@ -561,6 +566,10 @@ class VersionedBackend(QueryBackend):
     def names(self, entity_ids: np.ndarray) -> list[str | None]:
         with self.reader() as view:
             return view.names(entity_ids)
+
+    def labels(self, entity_ids: np.ndarray) -> list[tuple[str, str] | None]:
+        with self.reader() as view:
+            return view.labels(entity_ids)
 
     def mention_counts(self, entity_ids: np.ndarray) -> np.ndarray:
         with self.reader() as view:

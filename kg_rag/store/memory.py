@@ -364,6 +364,10 @@ class SnapshotBackend(QueryBackend):
         names, n = self.cg.names, self.cg.n_nodes
         return [names[i] if 0 <= i < n else None for i in _ids(entity_ids).tolist()]
 
+    def labels(self, entity_ids: np.ndarray) -> list[tuple[str, str] | None]:
+        keys, names, n = self.cg.node_ids, self.cg.names, self.cg.n_nodes
+        return [(keys[i], names[i]) if 0 <= i < n else None for i in _ids(entity_ids).tolist()]
+
     def mention_counts(self, entity_ids: np.ndarray) -> np.ndarray:
         ids = _ids(entity_ids)
         out = np.zeros(ids.size, dtype=np.float32)
@@ -494,58 +498,33 @@ class SnapshotBackend(QueryBackend):
 
 
 class ColumnScorer(TermScorer):
-    """:class:`TermScorer` over the question's columns of the in-process BM25 matrix: each part of the question
-    is one sparse product over those columns, and a chunk's words are a look-up, with no record read. Scores
-    are those of :meth:`BM25Index.scores` to the bit: the product runs over the columns in the question's
-    order, and a word of the question not in the part only adds zeros (a text whose words come in another
-    order, or with other words, is scored as any text is)."""
+    """:class:`TermScorer` over the in-process BM25 postings: every text is scored as :meth:`BM25Index.scores`
+    scores it (through the backend's memo, which the question's own scores are already in), and a chunk's words
+    are one binary search over the question's postings, with no record read."""
 
     def __init__(self, view: SnapshotBackend, bm: BM25Index, words: Sequence[str]) -> None:
         super().__init__(view)
-        self.bm = bm
+        self.lexical = view
         self.words = [w for w in dict.fromkeys(words) if w in bm.vocab]
-        self.column = {w: j for j, w in enumerate(self.words)}
-        cols = np.asarray([bm.vocab[w] for w in self.words], dtype=I64)
-        self.matrix = bm.matrix[:, cols]
-        self.matrix.sort_indices()  # words_in binary-searches each column's chunks
-        self.idf = bm.idf[cols]
-        self._all: dict[str, np.ndarray] = {}
-
-    def _scores(self, text: str) -> np.ndarray:
-        hit = self._all.get(text)
-        if hit is None:
-            counts: dict[int, int] = {}
-            for t in tokenize(text):
-                j = self.column.get(t, -1 if t in self.bm.vocab else None)
-                if j is not None:
-                    counts[j] = counts.get(j, 0) + 1
-            order = list(counts)
-            if -1 in counts or order != sorted(order):  # another word, or the question's in another order: the
-                hit = self.bm.scores(text)  # sum would run in another order (float32 may differ in the last bit)
-            else:
-                q = np.zeros(len(self.words), dtype=np.float32)
-                cols = np.fromiter(counts.keys(), dtype=I64, count=len(counts))
-                q[cols] = self.idf[cols] * np.fromiter(counts.values(), dtype=np.float32, count=len(counts))
-                hit = np.asarray(self.matrix @ q).ravel() if counts else np.zeros(self.matrix.shape[0], np.float32)
-            self._all[text] = hit
-        return hit
+        n = bm.matrix.shape[0]
+        # each question word's chunks, shifted by n times the word's place: one ascending array of keys
+        self.shift = np.arange(len(self.words), dtype=I64) * n
+        postings = [bm.column(bm.vocab[w])[0].astype(I64) + shift for w, shift in zip(self.words, self.shift)]
+        self.keys = np.concatenate(postings) if postings else np.zeros(0, dtype=I64)
 
     def scores(self, text: str, chunk_ids: np.ndarray) -> np.ndarray:
-        return _scores_of(self._scores(text), chunk_ids)
+        return _scores_of(self.lexical._lexical_all(text), chunk_ids)
 
     def best(self, text: str) -> float:
-        scores = self._scores(text)
+        scores = self.lexical._lexical_all(text)
         top = float(scores.max()) if scores.size else 0.0
         return top if top > 0 else 0.0
 
     def words_in(self, chunk_id: int) -> set[str]:
-        m, found = self.matrix, set()
-        for j, word in enumerate(self.words):  # a binary search per question word, whatever the corpus size
-            rows = m.indices[m.indptr[j] : m.indptr[j + 1]]
-            at = int(np.searchsorted(rows, chunk_id))
-            if at < rows.size and rows[at] == chunk_id:
-                found.add(word)
-        return found
+        keys = self.shift + int(chunk_id)
+        at = np.searchsorted(self.keys, keys)
+        found = np.flatnonzero(self.keys[np.minimum(at, self.keys.size - 1)] == keys) if self.keys.size else []
+        return {self.words[j] for j in found.tolist()} if len(found) else set()
 
 
 class LiveBackend(VersionedBackend):

@@ -298,6 +298,9 @@ class ScopedView(QueryBackend):
     def names(self, entity_ids: np.ndarray) -> list[str | None]:
         return self.view.names(entity_ids)  # a scope narrows descriptions, never names
 
+    def labels(self, entity_ids: np.ndarray) -> list[tuple[str, str] | None]:
+        return self.view.labels(entity_ids)
+
     def degrees(self, entity_ids: np.ndarray) -> np.ndarray:
         return self.view.degrees(entity_ids)
 

@@ -403,6 +403,10 @@ def _records(v: Views) -> None:
         e.__dict__ for e in v.rv.entities(v.rk.entity_handles(keys))
     ]
     assert v.sv.names(v.sk.entity_handles(keys)) == [e.name for e in v.rv.entities(v.rk.entity_handles(keys))]
+    labels = [(e.key, e.name) for e in v.rv.entities(v.rk.entity_handles(keys))]
+    assert v.sv.labels(v.sk.entity_handles(keys)) == labels
+    v.sv.entities(v.sk.entity_handles(keys[:1]))  # a label after the record was read agrees with one before
+    assert v.sv.labels(v.sk.entity_handles(keys)) == labels
     assert [c.__dict__ for c in v.sv.chunks(v.sk.chunk_handles(chunks))] == [
         c.__dict__ for c in v.rv.chunks(v.rk.chunk_handles(chunks))
     ]
@@ -417,7 +421,7 @@ def _unknown_handles(v: Views) -> None:
     assert v.sv.relations(bad) == [None, None]
     assert len(v.sv.edges_by_id(bad)) == 0 and len(v.sv.chunk_entities(bad)) == 0
     assert np.array_equal(v.sv.mention_counts(bad), np.zeros(2, np.float32))
-    assert v.sv.names(bad) == [None, None]
+    assert v.sv.names(bad) == [None, None] and v.sv.labels(bad) == [None, None]
     assert v.sv.chunk_handles(["no such chunk"]) == {}
 
 

@@ -169,7 +169,7 @@ class QuestionRest:
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
         self.words = tokenize(ws.text)
-        self.scorer = ws.view.term_scorer(self.words)
+        self.scorer = ws.terms
         self.matched: set[str] = set()
         self._text: str | None = None
         self._best = 0.0

@@ -166,6 +166,7 @@ class PostgresView(QueryBackend):
         self._records_cache: dict[str, dict[int, Any]] = {"entities": {}, "relations": {}, "chunks": {}}
         self._mentions: dict[int, float] = {}
         self._names: dict[int, str | None] = {}
+        self._labels: dict[int, tuple[str, str] | None] = {}
         self._entity_chunk_cache: dict[int, list[int]] = {}
         self._query: np.ndarray | None = None
         """The query vector (set by the first vector search): chunk similarities are prefetched for it."""
@@ -628,6 +629,20 @@ class PostgresView(QueryBackend):
         missing = [h for h in dict.fromkeys(ids) if h not in known]
         if missing:
             found = dict(self._fetch(f"SELECT id, name FROM {self.s}.entities WHERE id = ANY(%s::int8[])", (missing,)))
+            known.update((h, found.get(h)) for h in missing)
+        return [known[h] for h in ids]
+
+    def labels(self, entity_ids: np.ndarray) -> list[tuple[str, str] | None]:
+        ids = _ids(entity_ids)
+        known, records = self._labels, self._records_cache["entities"]
+        for h in dict.fromkeys(ids):  # a record this query read already says it
+            if h not in known and h in records:
+                rec = records[h]
+                known[h] = (rec.key, rec.name) if rec is not None else None
+        missing = [h for h in dict.fromkeys(ids) if h not in known]
+        if missing:
+            rows = self._fetch(f"SELECT id, key, name FROM {self.s}.entities WHERE id = ANY(%s::int8[])", (missing,))
+            found = {h: (key, name) for h, key, name in rows}
             known.update((h, found.get(h)) for h in missing)
         return [known[h] for h in ids]
 
