@@ -9,7 +9,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from kg_rag.query.params import QueryParams
-from kg_rag.query.relation_match import matches
 from kg_rag.query.seeds import Seeds
 from kg_rag.query.senses import same_thing
 from kg_rag.query.types import GraphPath, PathStep, RelationRow, ScoredEntity
@@ -156,8 +155,8 @@ def score_relations(
     asked = np.zeros(len(all_edges), dtype=np.float64)
     if p.relation_match > 0 and ws.relation_words:
         names = all_edges.type_names
-        hit = {t: matches(ws.relation_words, names[t]) for t in set(all_edges.type_id.tolist())}
-        asked = np.asarray([p.relation_match if hit[t] else 0.0 for t in all_edges.type_id.tolist()])
+        asks = ws.asks_for({names[t] for t in set(all_edges.type_id.tolist())})
+        asked = np.asarray([p.relation_match if asks[names[t]] else 0.0 for t in all_edges.type_id.tolist()])
     base = np.asarray(
         [
             evidence.get(e, 0.0) * (1.0 + max(f, 0.0)) / 2.0 * min(spec(a), spec(b))
@@ -213,8 +212,8 @@ def _continuation(
     asked: set[int] | None = None
     if p.less_sure_asked and p.relation_match > 0 and ws.relation_words:
         names = edges.type_names
-        hit = {t: matches(ws.relation_words, names[t]) for t in set(edges.type_id.tolist())}
-        asked = {i for i, t in enumerate(edges.type_id.tolist()) if hit[t]}
+        asks = ws.asks_for({names[t] for t in set(edges.type_id.tolist())})
+        asked = {i for i, t in enumerate(edges.type_id.tolist()) if asks[names[t]]}
 
     src, dst = edges.src.tolist(), edges.dst.tolist()
 

@@ -15,6 +15,7 @@ import numpy as np
 from kg_rag.arrays import in_sorted, unique_first, unique_ints
 from kg_rag.index.lexical import tokenize
 from kg_rag.query.params import QueryParams
+from kg_rag.query.relation_match import matches, matching_types
 from kg_rag.store.base import EdgeFilter, Pairs, QueryBackend, TermScorer
 
 I64 = np.int64
@@ -145,6 +146,7 @@ class Workspace:
     """Lemmas of the question's words that can name a relation (``born``, ``spouse``, ``replace``)."""
     _lexical_max: float | None = None
     _terms: TermScorer | None = None
+    _asked: tuple[frozenset[str], frozenset[str]] | None = None
     _mentions: dict[int, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -159,6 +161,18 @@ class Workspace:
         if self._terms is None:
             self._terms = self.view.term_scorer(tokenize(self.text))
         return self._terms
+
+    def asks_for(self, relation_types: Iterable[str]) -> dict[str, bool]:
+        """Whether the question asks for each relation type (:func:`~kg_rag.query.relation_match.matches` of
+        its relation words). The index's own types are looked up in its word index, found once a query;
+        another name (``SYNONYM_OF``) is matched alone."""
+        words = self.relation_words
+        if self._asked is None:
+            info = self.view.info()
+            known = frozenset(info.relation_types)
+            self._asked = (known, matching_types(words, known, info.version) if words else frozenset())
+        known, asked = self._asked
+        return {t: (t in asked) if t in known else matches(words, t) for t in relation_types}
 
     @property
     def lexical_max(self) -> float:

@@ -19,7 +19,7 @@ import numpy as np
 
 from kg_rag.arrays import unique_first, unique_ints
 from kg_rag.index.build import GraphIndex, chunk_text
-from kg_rag.index.lexical import BM25Index, tokenize
+from kg_rag.index.lexical import BM25Index
 from kg_rag.index.snapshot import CompiledGraph, Snapshot, csr_gather
 from kg_rag.index.vectors import VectorTable
 from kg_rag.model.records import Chunk, Entity, Relation

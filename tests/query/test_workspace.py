@@ -111,3 +111,43 @@ def test_handle_space_agrees_with_a_dictionary_of_first_sights():
             assert space.ids.tolist() == list(first_seen) and space.array("relevance").size == len(first_seen)
         asked = rng.integers(0, 600, 40)
         assert space.positions(asked).tolist() == [first_seen.get(h, -1) for h in asked.tolist()]
+
+
+TYPES = ["SPOUSE_OF", "COMPOSED_BY", "PERFORMED_BY", "BORN_IN", "SUPERSEDES", "FOUNDED_BY", "LOCATED_IN", "CAPITAL_OF"]
+TYPES += ["PART_OF", "RELATED", "INDEPENDENT_FROM", "CONTAINS", "MEMBER_OF", "PERFORMER_OF"]
+
+
+class _Vocabulary(_Counting):
+    """A backend that knows its relation types."""
+
+    def __init__(self, types: list[str]) -> None:
+        from kg_rag.store.base import BackendInfo
+
+        super().__init__(True)
+        self._info = BackendInfo(0, 0, 0, 0, 2, "test", relation_types=dict.fromkeys(types, 1), version="vocabulary")
+
+    def info(self):
+        return self._info
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Who was the spouse of the composer of Brand?",
+        "Where was the performer of Brother born?",
+        "Which company replaced the founder's firm?",
+        "When did the country containing Nugegoda leave the British Empire?",
+        "what is the capital of the state where alpha is located",
+    ],
+)
+def test_asks_for_agrees_with_matching_each_type_alone(question):
+    """The index's types are found through its word index once a query; a type it does not have (the synonym
+    links) is matched alone. Either way the answer is :func:`matches` of the question's relation words."""
+    from kg_rag.query.relation_match import matches, question_relation_words
+
+    types = TYPES
+    ws = Workspace(_Vocabulary(types), np.zeros(2, np.float32), question, QueryParams(), EdgeFilter())  # type: ignore
+    ws.relation_words = question_relation_words(question)
+    asked = ws.asks_for([*types, "SYNONYM_OF", "NOT_IN_THE_INDEX_BORN"])
+    assert asked == {t: matches(ws.relation_words, t) for t in [*types, "SYNONYM_OF", "NOT_IN_THE_INDEX_BORN"]}
+    assert any(asked.values()) or question.startswith("When")

@@ -138,9 +138,9 @@ def own_passages(ws: Workspace, cover_of: dict[int, frozenset[int]]) -> list[int
         return []
     ents = np.asarray(sorted(set().union(*cover_of.values())), dtype=I64)
     keys = {
-        int(h): rec.key
-        for h, rec in zip(ents.tolist(), ws.view.entities(ents))
-        if rec is not None and any(ch.isalpha() for ch in rec.name)
+        h: label[0]
+        for h, label in zip(ents.tolist(), ws.view.labels(ents))
+        if label is not None and any(ch.isalpha() for ch in label[1])
     }
     if not keys:
         return []
