@@ -193,7 +193,7 @@ class Workspace:
             values = dense.astype(np.float32)
             self.chunks.array("dense", np.nan)[missing] = dense
             if self.lexical_max > 0:
-                lex = self.view.lexical_scores(self.text, handles)
+                lex = self.terms.scores(self.text, handles)
                 values = values + self.params.lexical_weight * lex / self.lexical_max
             rel = self.chunks.array("relevance", np.nan)
             rel[missing] = values
@@ -208,7 +208,7 @@ class Workspace:
         hits = self.view.search("chunks", self.query, n)
         handles = [hits.ids]
         if self.params.lexical_weight > 0:
-            lex = self.view.lexical_search(self.text, n)
+            lex = self.terms.search(self.text, n)
             handles.append(lex.ids)
         pos = self.chunks.add(np.concatenate(handles))
         return unique_ints(pos)

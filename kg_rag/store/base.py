@@ -159,6 +159,10 @@ class TermScorer:
     def __init__(self, view: QueryBackend) -> None:
         self.view = view
 
+    def search(self, text: str, k: int) -> Hits:
+        """The top-``k`` chunks by BM25 of ``text`` (:meth:`QueryBackend.lexical_search`)."""
+        return self.view.lexical_search(text, k)
+
     def scores(self, text: str, chunk_ids: np.ndarray) -> np.ndarray:
         """BM25 of ``text`` for the given chunks."""
         return self.view.lexical_scores(text, chunk_ids)

@@ -19,7 +19,7 @@ import numpy as np
 
 from kg_rag.arrays import unique_first, unique_ints
 from kg_rag.index.build import GraphIndex, chunk_text
-from kg_rag.index.lexical import BM25Index
+from kg_rag.index.lexical import BM25Index, tokenize
 from kg_rag.index.snapshot import CompiledGraph, Snapshot, csr_gather
 from kg_rag.index.vectors import VectorTable
 from kg_rag.model.records import Chunk, Entity, Relation
@@ -45,6 +45,17 @@ I64 = np.int64
 
 def _ids(values: Any) -> np.ndarray:
     return np.asarray(values, dtype=I64).reshape(-1)
+
+
+def _top_hits(scores: np.ndarray, k: int) -> Hits:
+    """The ``k`` best chunks of an every-chunk score array (positive scores only; ties by handle)."""
+    positive = np.flatnonzero(scores > 0)
+    if k <= 0 or positive.size == 0:
+        return Hits.empty()
+    kk = min(k, positive.size)
+    part = positive[np.argpartition(-scores[positive], kk - 1)[:kk]] if kk < positive.size else positive
+    order = part[np.lexsort((part, -scores[part]))]
+    return Hits(order.astype(I64), scores[order].astype(np.float32))
 
 
 def _scores_of(scores: np.ndarray, chunk_ids: Any) -> np.ndarray:
@@ -190,14 +201,7 @@ class SnapshotBackend(QueryBackend):
         return scores
 
     def lexical_search(self, text: str, k: int) -> Hits:
-        scores = self._lexical_all(text)
-        positive = np.flatnonzero(scores > 0)
-        if k <= 0 or positive.size == 0:
-            return Hits.empty()
-        kk = min(k, positive.size)
-        part = positive[np.argpartition(-scores[positive], kk - 1)[:kk]] if kk < positive.size else positive
-        order = part[np.lexsort((part, -scores[part]))]
-        return Hits(order.astype(I64), scores[order].astype(np.float32))
+        return _top_hits(self._lexical_all(text), k)
 
     def lexical_scores(self, text: str, chunk_ids: np.ndarray) -> np.ndarray:
         return _scores_of(self._lexical_all(text), chunk_ids)
@@ -498,33 +502,62 @@ class SnapshotBackend(QueryBackend):
 
 
 class ColumnScorer(TermScorer):
-    """:class:`TermScorer` over the in-process BM25 postings: every text is scored as :meth:`BM25Index.scores`
-    scores it (through the backend's memo, which the question's own scores are already in), and a chunk's words
-    are one binary search over the question's postings, with no record read."""
+    """:class:`TermScorer` over the question's columns of the in-process BM25 matrix, sliced once a query: the
+    question and each part of it is one sparse product over those columns, and a chunk's words are one binary
+    search, with no record read. Scores are those of :meth:`BM25Index.scores` to the bit: the product runs over
+    the columns in the question's order, and a word of the question not in the part only adds zeros (a text
+    whose words come in another order, or with other words, is scored as any text is)."""
 
     def __init__(self, view: SnapshotBackend, bm: BM25Index, words: Sequence[str]) -> None:
         super().__init__(view)
-        self.lexical = view
+        self.bm = bm
         self.words = [w for w in dict.fromkeys(words) if w in bm.vocab]
-        n = bm.matrix.shape[0]
-        # each question word's chunks, shifted by n times the word's place: one ascending array of keys
+        self.column = {w: j for j, w in enumerate(self.words)}
+        cols = np.asarray([bm.vocab[w] for w in self.words], dtype=I64)
+        self.matrix = bm.matrix[:, cols]  # each column's chunks ascending, as in the index's matrix
+        self.idf = bm.idf[cols]
+        # chunk c holds word j when c + j * n is among the keys (each column's chunks shifted by j * n)
+        n = self.matrix.shape[0]
         self.shift = np.arange(len(self.words), dtype=I64) * n
-        postings = [bm.column(bm.vocab[w])[0].astype(I64) + shift for w, shift in zip(self.words, self.shift)]
-        self.keys = np.concatenate(postings) if postings else np.zeros(0, dtype=I64)
+        self.keys = self.matrix.indices.astype(I64) + np.repeat(self.shift, np.diff(self.matrix.indptr))
+        self._all: dict[str, np.ndarray] = {}
+
+    def _scores(self, text: str) -> np.ndarray:
+        hit = self._all.get(text)
+        if hit is None:
+            counts: dict[int, int] = {}
+            for t in tokenize(text):
+                j = self.column.get(t, -1 if t in self.bm.vocab else None)
+                if j is not None:
+                    counts[j] = counts.get(j, 0) + 1
+            order = list(counts)
+            if -1 in counts or order != sorted(order):  # another word, or the question's in another order: the
+                hit = self.bm.scores(text)  # sum would run in another order (float32 may differ in the last bit)
+            else:
+                q = np.zeros(len(self.words), dtype=np.float32)
+                cols = np.fromiter(counts.keys(), dtype=I64, count=len(counts))
+                q[cols] = self.idf[cols] * np.fromiter(counts.values(), dtype=np.float32, count=len(counts))
+                hit = np.asarray(self.matrix @ q).ravel() if counts else np.zeros(self.matrix.shape[0], np.float32)
+            self._all[text] = hit
+        return hit
+
+    def search(self, text: str, k: int) -> Hits:
+        return _top_hits(self._scores(text), k)
 
     def scores(self, text: str, chunk_ids: np.ndarray) -> np.ndarray:
-        return _scores_of(self.lexical._lexical_all(text), chunk_ids)
+        return _scores_of(self._scores(text), chunk_ids)
 
     def best(self, text: str) -> float:
-        scores = self.lexical._lexical_all(text)
+        scores = self._scores(text)
         top = float(scores.max()) if scores.size else 0.0
         return top if top > 0 else 0.0
 
     def words_in(self, chunk_id: int) -> set[str]:
-        keys = self.shift + int(chunk_id)
-        at = np.searchsorted(self.keys, keys)
-        found = np.flatnonzero(self.keys[np.minimum(at, self.keys.size - 1)] == keys) if self.keys.size else []
-        return {self.words[j] for j in found.tolist()} if len(found) else set()
+        if not self.keys.size:
+            return set()
+        wanted = self.shift + int(chunk_id)
+        at = np.minimum(np.searchsorted(self.keys, wanted), self.keys.size - 1)
+        return {self.words[j] for j in np.flatnonzero(self.keys[at] == wanted).tolist()}
 
 
 class LiveBackend(VersionedBackend):
