@@ -86,9 +86,10 @@ class TypeIndex:
     a question names costs a few dictionary lookups instead of a scan of the vocabulary."""
 
     def __init__(self, types: Iterable[str]) -> None:
+        self.types = frozenset(types)
         self.by_word: dict[str, set[str]] = {}
         self.by_stem: dict[str, set[str]] = {}
-        for t in types:
+        for t in self.types:
             for w in _type_words(t):
                 self.by_word.setdefault(w, set()).add(t)
                 if len(w) >= 5:
@@ -106,11 +107,8 @@ class TypeIndex:
 _INDEXES: dict[str, TypeIndex] = {}
 
 
-def matching_types(words: frozenset[str], types: Iterable[str], version: str = "") -> frozenset[str]:
-    """The types of a vocabulary that the question's words name (the vocabulary's index is cached by
-    ``version``)."""
-    if not words:
-        return frozenset()
+def type_index(types: Iterable[str], version: str = "") -> TypeIndex:
+    """The word index of a vocabulary (cached by ``version``; built anew without one)."""
     index = _INDEXES.get(version) if version else None
     if index is None:
         index = TypeIndex(types)
@@ -118,4 +116,12 @@ def matching_types(words: frozenset[str], types: Iterable[str], version: str = "
             if len(_INDEXES) > 16:
                 _INDEXES.clear()
             _INDEXES[version] = index
-    return index.types_for(words)
+    return index
+
+
+def matching_types(words: frozenset[str], types: Iterable[str], version: str = "") -> frozenset[str]:
+    """The types of a vocabulary that the question's words name (the vocabulary's index is cached by
+    ``version``)."""
+    if not words:
+        return frozenset()
+    return type_index(types, version).types_for(words)

@@ -15,7 +15,7 @@ import numpy as np
 from kg_rag.arrays import in_sorted, unique_first, unique_ints
 from kg_rag.index.lexical import tokenize
 from kg_rag.query.params import QueryParams
-from kg_rag.query.relation_match import matches, matching_types
+from kg_rag.query.relation_match import matches, type_index
 from kg_rag.store.base import EdgeFilter, Pairs, QueryBackend, TermScorer
 
 I64 = np.int64
@@ -169,8 +169,8 @@ class Workspace:
         words = self.relation_words
         if self._asked is None:
             info = self.view.info()
-            known = frozenset(info.relation_types)
-            self._asked = (known, matching_types(words, known, info.version) if words else frozenset())
+            index = type_index(info.relation_types, info.version)
+            self._asked = (index.types, index.types_for(words) if words else frozenset())
         known, asked = self._asked
         return {t: (t in asked) if t in known else matches(words, t) for t in relation_types}
 
