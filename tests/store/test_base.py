@@ -129,7 +129,8 @@ def test_derived_operations_from_the_primitives_agree_with_the_fast_ones(referen
 
 def test_the_term_scorer_agrees_with_bm25_of_each_text_to_the_bit(reference):
     """The in-process scorer answers every part of a question from its columns; the default asks the backend
-    for each text (and reads the chunk for its words). Both give BM25 of the text exactly."""
+    for each text (and reads the chunk for its words). Both give BM25 of the text exactly, and the same top
+    chunks as the backend's own search."""
     from kg_rag.index.lexical import tokenize
     from kg_rag.store.memory import ColumnScorer
 
@@ -148,6 +149,10 @@ def test_the_term_scorer_agrees_with_bm25_of_each_text_to_the_bit(reference):
         assert default.scores(text, handles).tobytes() == expected.tobytes()
         top = fast.lexical_search(text, 1)
         assert column.best(text) == default.best(text) == (float(top.scores[0]) if len(top) else 0.0)
+        for k in (1, 3, 1000):  # the question's candidates come from the scorer: the backend's search exactly
+            want = fast.lexical_search(text, k)
+            for got in (column.search(text, k), default.search(text, k)):
+                assert got.ids.tolist() == want.ids.tolist() and got.scores.tobytes() == want.scores.tobytes()
     asked = set(words)
     for handle in range(fast.info().chunks):
         assert column.words_in(handle) == default.words_in(handle) & asked
