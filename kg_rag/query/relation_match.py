@@ -117,11 +117,3 @@ def type_index(types: Iterable[str], version: str = "") -> TypeIndex:
                 _INDEXES.clear()
             _INDEXES[version] = index
     return index
-
-
-def matching_types(words: frozenset[str], types: Iterable[str], version: str = "") -> frozenset[str]:
-    """The types of a vocabulary that the question's words name (the vocabulary's index is cached by
-    ``version``)."""
-    if not words:
-        return frozenset()
-    return type_index(types, version).types_for(words)

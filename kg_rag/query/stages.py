@@ -24,7 +24,7 @@ from kg_rag.context.format import format_context
 from kg_rag.context.render import render_path
 from kg_rag.model.schema import SYNONYM, canonical_key, upper_snake
 from kg_rag.query.params import QueryParams
-from kg_rag.query.relation_match import matching_types, question_relation_words
+from kg_rag.query.relation_match import question_relation_words
 from kg_rag.query.seeds import Seeds, match_seeds, names_entity, resolve_names, unmatched_reason
 from kg_rag.query.select import (
     path_anchors,
@@ -180,15 +180,13 @@ def _earlier_names(s: QueryState) -> None:
 def run_expand(s: QueryState) -> None:
     """Breadth-first expansion from the seeds under the walk filters (the backend's traversal)."""
     ws, p = _ws(s), s.params
-    words = ws.relation_words
-    asked = matching_types(words, s.info.relation_types, s.info.version) if words else frozenset()
     s.expansion = s.view.expand(
         s.seeds.weights,
         p.walk.max_hops,
         s.edge_filter,
         decay=p.select.strategy.expansion_decay,
         max_frontier=p.walk.max_frontier,
-        prefer=asked,
+        prefer=ws.asked_types,
         prefer_weight=p.select.relation_match,
     )
 

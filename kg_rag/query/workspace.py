@@ -162,17 +162,25 @@ class Workspace:
             self._terms = self.view.term_scorer(tokenize(self.text))
         return self._terms
 
+    @property
+    def asked_types(self) -> frozenset[str]:
+        """The index's relation types the question asks for (looked up once a query in the vocabulary's word
+        index; the expansion prefers them, the rows rank them first)."""
+        return self._vocabulary()[1]
+
     def asks_for(self, relation_types: Iterable[str]) -> dict[str, bool]:
         """Whether the question asks for each relation type (:func:`~kg_rag.query.relation_match.matches` of
-        its relation words). The index's own types are looked up in its word index, found once a query;
-        another name (``SYNONYM_OF``) is matched alone."""
-        words = self.relation_words
+        its relation words): the index's own types are :attr:`asked_types`; another name (``SYNONYM_OF``) is
+        matched alone."""
+        known, asked = self._vocabulary()
+        return {t: (t in asked) if t in known else matches(self.relation_words, t) for t in relation_types}
+
+    def _vocabulary(self) -> tuple[frozenset[str], frozenset[str]]:
         if self._asked is None:
-            info = self.view.info()
+            info, words = self.view.info(), self.relation_words
             index = type_index(info.relation_types, info.version)
             self._asked = (index.types, index.types_for(words) if words else frozenset())
-        known, asked = self._asked
-        return {t: (t in asked) if t in known else matches(words, t) for t in relation_types}
+        return self._asked
 
     @property
     def lexical_max(self) -> float:
