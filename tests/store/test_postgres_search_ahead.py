@@ -34,6 +34,13 @@ def _searches(view, q: np.ndarray, text: str) -> list[tuple[list[int], list[floa
     return [(h.ids.tolist(), h.scores.tolist()) for h in found]
 
 
+def _words(question: str) -> frozenset[str]:
+    """What a question's lexical search reads ahead: its words' postings (:mod:`kg_rag.store.postgres.lexical`)."""
+    from kg_rag.index.lexical import tokenize
+
+    return frozenset(tokenize(question))
+
+
 def _vector(question: str) -> np.ndarray:
     return np.asarray(BagOfWordsEmbeddings().embed_query(question), dtype=np.float32)
 
@@ -61,7 +68,7 @@ def test_searches_run_ahead_give_what_they_give_one_by_one(store, monkeypatch):
         with backend.reader() as view:
             q = np.asarray(emb.embed_query(QUESTIONS[0]), dtype=np.float32)
             view.search_ahead(q, REQUESTS, QUESTIONS[0])
-            assert set(view._ahead) == set(REQUESTS) and QUESTIONS[0] in view._lexical
+            assert set(view._ahead) == set(REQUESTS) and _words(QUESTIONS[0]) in view._postings
             from_ahead = _searches(view, q, QUESTIONS[0])
     finally:
         backend.close()
@@ -193,7 +200,7 @@ def test_searches_queued_behind_other_queries_run_on_the_querys_own_connection(s
         busy = [backend.searchers().submit(release.wait, 30) for _ in range(pg.SEARCH_WORKERS)]
         with backend.reader() as view:  # every helper is busy: nothing waits for them
             view.search_ahead(q, REQUESTS, QUESTIONS[3])
-            assert set(view._ahead) == set(REQUESTS) and QUESTIONS[3] in view._lexical
+            assert set(view._ahead) == set(REQUESTS) and _words(QUESTIONS[3]) in view._postings
             assert not any(f.done() for f in busy)
             assert _searches(view, q, QUESTIONS[3]) == expected
     finally:

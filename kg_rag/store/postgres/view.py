@@ -44,9 +44,11 @@ from kg_rag.store.base import (
     Hits,
     Pairs,
     QueryBackend,
+    TermScorer,
     VectorKind,
 )
 from kg_rag.store.meta import IndexMeta
+from kg_rag.store.postgres.lexical import Postings, PostingsScorer, bm25_params, postings_sql
 
 if TYPE_CHECKING:
     from kg_rag.store.postgres.backend import PostgresBackend
@@ -55,7 +57,6 @@ logger = logging.getLogger(__name__)
 
 I64 = np.int64
 F32 = np.float32
-BM25_K1, BM25_B = 1.5, 0.75
 _TABLES = {"entities": "entity_vectors", "facts": "fact_vectors", "chunks": "chunk_vectors"}
 _COUNTS = {"entities": "entities", "facts": "relations", "chunks": "chunks"}
 EXACT_MAX_ROWS = 5000
@@ -162,6 +163,7 @@ class PostgresView(QueryBackend):
         self.mode = backend.store.search
         self._meta: tuple[dict[str, Any], IndexMeta, BackendInfo] | None = None
         self._lexical: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._postings: dict[frozenset[str], Postings] = {}
         # per-query caches: a view is one transaction, so what it read once stays true until it ends
         self._records_cache: dict[str, dict[int, Any]] = {"entities": {}, "relations": {}, "chunks": {}}
         self._mentions: dict[int, float] = {}
@@ -219,10 +221,11 @@ class PostgresView(QueryBackend):
     def search_ahead(
         self, query: np.ndarray, requests: Sequence[tuple[VectorKind, int]], text: str | None = None
     ) -> None:
-        """Run the query's searches at once — the vector searches asked, and BM25 of ``text`` — the first on
-        this connection, the others on helper connections in transactions that import this one's snapshot
-        (``pg_export_snapshot``), so each reads the version this query reads. A search a helper could not run
-        is left to :meth:`search` (or :meth:`lexical_search`)."""
+        """Run the query's searches at once — the vector searches asked, and the postings of ``text``'s words
+        (its BM25 and every part's: :mod:`~kg_rag.store.postgres.lexical`) — the first on this connection, the
+        others on helper connections in transactions that import this one's snapshot (``pg_export_snapshot``),
+        so each reads the version this query reads. A search a helper could not run is left to :meth:`search`
+        (or the lexical calls)."""
         if not self.concurrent_searches:
             return
         q = _vec(query)
@@ -232,8 +235,9 @@ class PostgresView(QueryBackend):
             for kind, k in dict.fromkeys(requests)
             if kind in _TABLES and int(k) > 0 and (kind, int(k)) not in self._ahead
         ]
-        if text and text not in self._lexical:
-            todo.append(("bm25", text))
+        words = frozenset(tokenize(text)) if text else frozenset()
+        if words and words not in self._postings:
+            todo.append(("postings", words))
         if len(todo) < 2:
             return
         self._load_meta()
@@ -241,10 +245,10 @@ class PostgresView(QueryBackend):
 
         def own(key: tuple[str, Any]) -> Any:
             """The search ``key`` on this connection."""
-            return self._bm25(key[1]) if key[0] == "bm25" else self._vector_search(key[0], q, key[1])
+            return self._read_postings(key[1]) if key[0] == "postings" else self._vector_search(key[0], q, key[1])
 
         def helper(key: tuple[str, Any]) -> Any:
-            call = ("_bm25", key[1]) if key[0] == "bm25" else ("_vector_search", key[0], q, key[1])
+            call = ("_read_postings", key[1]) if key[0] == "postings" else ("_vector_search", key[0], q, key[1])
             return self.backend.in_snapshot(snapshot, self._meta, *call)
 
         try:
@@ -264,8 +268,8 @@ class PostgresView(QueryBackend):
         for key, found in zip(todo, results):
             if found is None:
                 continue
-            if key[0] == "bm25":
-                self._lexical[key[1]] = found
+            if key[0] == "postings":
+                self._postings[key[1]] = found
             else:
                 self._ahead[key] = found
 
@@ -351,14 +355,17 @@ class PostgresView(QueryBackend):
 
     # ------------------------------------------------------------------ lexical
     def _bm25(self, text: str) -> tuple[np.ndarray, np.ndarray]:
-        """Every chunk with a positive BM25 score for ``text``: (handles, scores), best first."""
+        """Every chunk with a positive BM25 score for ``text``: (handles, scores), best first. From postings
+        this view has read when they hold every word of the text (:meth:`term_scorer`), else one statement."""
         hit = self._lexical.get(text)
         if hit is not None:
             return hit
         counts = Counter(tokenize(text))
-        stats = self._load_meta().get("bm25") or {}
-        n, avg = int(stats.get("n", 0)), float(stats.get("avgdl", 0.0)) or 1.0
-        if not counts or not n:
+        params = bm25_params(self._load_meta().get("bm25") or {})
+        read = next((p for p in self._postings.values() if all(w in p.asked for w in counts)), None)
+        if read is not None:
+            result = read.bm25(text)
+        elif not counts or not params["n"]:
             result = (np.zeros(0, I64), np.zeros(0, F32))
         else:
             # one row of two arrays (aligned by their ORDER BY): a common word puts most chunks in the result, and
@@ -375,15 +382,7 @@ class PostgresView(QueryBackend):
                         FROM q JOIN {self.s}.postings p ON p.term = q.term
                         GROUP BY p.chunk)
                     SELECT array_agg(chunk ORDER BY chunk), array_agg(score ORDER BY chunk) FROM s""",
-                {
-                    "terms": list(counts),
-                    "qn": list(counts.values()),
-                    "n": n,
-                    "k1": BM25_K1,
-                    "k1p": BM25_K1 + 1,
-                    "one_b": 1 - BM25_B,
-                    "b_avg": BM25_B / avg,
-                },
+                {"terms": list(counts), "qn": list(counts.values()), **params},
             )
             chunks, values = rows[0] if rows else (None, None)
             ids = np.asarray(chunks or [], dtype=I64)
@@ -394,6 +393,20 @@ class PostgresView(QueryBackend):
             result = (ids[order], scores[order])
         self._lexical[text] = result
         return result
+
+    def _read_postings(self, words: frozenset[str]) -> Postings:
+        """The postings of ``words`` (one statement; kept for the view)."""
+        found = self._postings.get(words)
+        if found is None:
+            params = bm25_params(self._load_meta().get("bm25") or {})
+            rows = self._fetch(postings_sql(self.s), {"terms": sorted(words), **params}) if params["n"] else []
+            found = self._postings[words] = Postings.from_rows(words, rows, params["k1p"])
+        return found
+
+    def term_scorer(self, words: Sequence[str]) -> TermScorer:
+        """The question's words' postings, read once (or ahead with the searches): every part of the question
+        is scored from them (:class:`~kg_rag.store.postgres.lexical.PostingsScorer`)."""
+        return PostingsScorer(self, self._read_postings(frozenset(words)))
 
     def lexical_search(self, text: str, k: int) -> Hits:
         ids, scores = self._bm25(text)
