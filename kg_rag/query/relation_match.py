@@ -88,19 +88,23 @@ class TypeIndex:
     def __init__(self, types: Iterable[str]) -> None:
         self.types = frozenset(types)
         self.by_word: dict[str, set[str]] = {}
-        self.by_stem: dict[str, set[str]] = {}
+        self.by_stem: dict[str, list[tuple[str, str]]] = {}
+        """Five-letter stem -> ``(word, type)`` for the types' words of at least five letters."""
         for t in self.types:
             for w in _type_words(t):
                 self.by_word.setdefault(w, set()).add(t)
                 if len(w) >= 5:
-                    self.by_stem.setdefault(w[:5], set()).add(t)
+                    self.by_stem.setdefault(w[:5], []).append((w, t))
 
     def types_for(self, words: frozenset[str]) -> frozenset[str]:
+        """The types :func:`matches` finds for ``words``: a question word equal to a word of the type, or
+        related to one (:func:`_related` needs five letters in common at the start, so only that stem's words
+        are tested)."""
         found: set[str] = set()
         for q in words:
             found |= self.by_word.get(q, set())
             if len(q) >= 5:
-                found |= {t for t in self.by_stem.get(q[:5], set()) if matches(frozenset([q]), t)}
+                found.update(t for w, t in self.by_stem.get(q[:5], ()) if _related(q, w))
         return frozenset(found)
 
 

@@ -151,3 +151,18 @@ def test_asks_for_agrees_with_matching_each_type_alone(question):
     asked = ws.asks_for([*types, "SYNONYM_OF", "NOT_IN_THE_INDEX_BORN"])
     assert asked == {t: matches(ws.relation_words, t) for t in [*types, "SYNONYM_OF", "NOT_IN_THE_INDEX_BORN"]}
     assert any(asked.values()) or question.startswith("When")
+
+
+def test_the_word_index_finds_the_types_that_matches_finds_word_by_word():
+    """Each word a type's word could be related to — equal, one to four letters longer or shorter, five letters
+    in common and more apart, or sharing fewer — finds through the index exactly the types ``matches`` finds."""
+    from kg_rag.query.relation_match import TypeIndex, _type_words, matches
+
+    index = TypeIndex(TYPES)
+    stems = {w for t in TYPES for w in _type_words(t)}
+    words = set(stems)
+    for w in stems:
+        words |= {w[:n] for n in range(3, len(w))} | {w + "x" * n for n in range(1, 7)} | {w[:4] + "zzzz"}
+    for q in sorted(words):
+        assert index.types_for(frozenset([q])) == {t for t in TYPES if matches(frozenset([q]), t)}, q
+    assert index.types_for(frozenset(words)) == {t for t in TYPES if matches(frozenset(words), t)}
