@@ -607,14 +607,21 @@ class PostgresView(QueryBackend):
         cache = self._entity_chunk_cache
         missing = [h for h in dict.fromkeys(ids) if h not in cache]
         if missing:
+            # a chain's few entities: their chunks are scored next, so their similarity comes with them (the
+            # expression of similarity()); ppr's thousands are only counted
+            q = self._query if len(missing) <= PREFETCH_FOR_CHUNKS else None
+            sim = f", -(v.embedding <#> %(q)s) FROM {self.s}.chunk_vectors v RIGHT JOIN" if q is not None else " FROM"
             rows = self._fetch(
-                f"""SELECT m.entity, m.chunk FROM unnest(%s::int8[]) AS u(id)
-                    JOIN {self.s}.mentions m ON m.entity = u.id ORDER BY m.entity, m.chunk""",
-                (missing,),
+                f"""SELECT m.entity, m.chunk{sim} (unnest(%(ids)s::int8[]) AS u(id)
+                    JOIN {self.s}.mentions m ON m.entity = u.id){" ON v.id = m.chunk" if q is not None else ""}
+                    ORDER BY m.entity, m.chunk""",
+                {"ids": missing, "q": q} if q is not None else {"ids": missing},
             )
             found: dict[int, list[int]] = {h: [] for h in missing}
-            for entity, chunk in rows:
-                found[entity].append(chunk)
+            for row in rows:
+                found[row[0]].append(row[1])
+            if q is not None:
+                self._chunk_sims.update((row[1], row[2]) for row in rows if row[2] is not None)
             cache.update(found)
         left = [h for h in ids for _ in cache[h]]
         right = [c for h in ids for c in cache[h]]
