@@ -83,3 +83,26 @@ def test_a_text_with_another_word_is_asked_of_the_database(store):
             assert scores.tobytes() == alone.lexical_scores(text, np.arange(5, dtype=np.int64)).tobytes()
     finally:
         backend.close()
+
+
+def test_too_many_postings_are_not_read_each_text_is_one_statement(store, monkeypatch):
+    """Common words of a large corpus have many times more postings than chunks: past ``MAX_POSTINGS`` the
+    question's BM25 (run ahead with the searches) and each part of it are asked of the database, as before."""
+    from kg_rag.store.postgres import view as pg_view
+
+    words = tokenize("which directive superseded the directive")
+    text = " ".join(words)
+    backend = store.backend()
+    try:
+        with backend.reader() as alone:
+            expected = alone.lexical_search(text, 1000)
+        monkeypatch.setattr(pg_view, "MAX_POSTINGS", 3)
+        with backend.reader() as view:
+            view.search_ahead(np.asarray(BagOfWordsEmbeddings().embed_query(text), np.float32), [("chunks", 2)], text)
+            assert view._postings == {frozenset(words): None} and text in view._lexical
+            scorer = view.term_scorer(words)
+            assert type(scorer) is TermScorer
+            got = scorer.search(text, 1000)
+            assert got.ids.tolist() == expected.ids.tolist() and got.scores.tobytes() == expected.scores.tobytes()
+    finally:
+        backend.close()

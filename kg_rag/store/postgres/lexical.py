@@ -37,18 +37,26 @@ def bm25_params(stats: dict[str, Any]) -> dict[str, float]:
     return {"n": int(stats.get("n", 0)), "k1": BM25_K1, "k1p": BM25_K1 + 1, "one_b": 1 - BM25_B, "b_avg": BM25_B / avg}
 
 
+MAX_POSTINGS = 20_000
+"""A question whose words have more postings than this is scored one statement per text, as before: the
+statement returns at most one row per chunk, while the postings of a few common words in a large corpus are
+several times that, and each crosses the wire (MuSiQue's questions read 6 400 at the median, 11 200 at most)."""
+
+
 def postings_sql(schema: str) -> str:
     """One row per word of the question that the index knows: its ``ln`` idf factor, and its chunks (ascending)
-    with each one's term frequency and BM25 length normaliser, as arrays."""
+    with each one's term frequency and BM25 length normaliser, as arrays — or no arrays (NULL) when the words
+    have more than ``%(cap)s`` postings in all."""
     return f"""WITH q AS MATERIALIZED (
-                SELECT q.term, ln(1 + (%(n)s::float8 - t.df + 0.5) / (t.df + 0.5)) AS idf
-                FROM unnest(%(terms)s::text[]) AS q(term) JOIN {schema}.terms t ON t.term = q.term)
+                SELECT q.term, t.df, ln(1 + (%(n)s::float8 - t.df + 0.5) / (t.df + 0.5)) AS idf
+                FROM unnest(%(terms)s::text[]) AS q(term) JOIN {schema}.terms t ON t.term = q.term),
+            total AS (SELECT coalesce(sum(df), 0) AS postings FROM q)
             SELECT q.term, q.idf, x.chunks, x.tf, x.norm
-            FROM q CROSS JOIN LATERAL (
+            FROM q CROSS JOIN total CROSS JOIN LATERAL (
                 SELECT array_agg(p.chunk ORDER BY p.chunk) AS chunks, array_agg(p.tf ORDER BY p.chunk) AS tf,
                        array_agg(p.tf + %(k1)s::float8 * (%(one_b)s::float8 + %(b_avg)s::float8 * p.dl)
                                  ORDER BY p.chunk) AS norm
-                FROM {schema}.postings p WHERE p.term = q.term) x"""
+                FROM {schema}.postings p WHERE p.term = q.term AND total.postings <= %(cap)s) x"""
 
 
 @dataclass
@@ -68,7 +76,10 @@ class Postings:
     k1p: float
 
     @classmethod
-    def from_rows(cls, asked: Sequence[str], rows: list[tuple], k1p: float) -> Postings:
+    def from_rows(cls, asked: Sequence[str], rows: list[tuple], k1p: float) -> Postings | None:
+        """The postings of :func:`postings_sql`'s rows (``None`` when there were too many to read)."""
+        if any(row[2] is None for row in rows):  # a known word has postings: none came, they were too many
+            return None
         rows = sorted(rows, key=lambda row: row[0])  # a fixed order: a chunk's terms are summed in it
 
         def column(i: int, dtype: Any) -> np.ndarray:

@@ -6,7 +6,8 @@ commit meanwhile. Nothing is loaded into Python beyond what a query returns:
 
 - vector search with pgvector (HNSW, or an exact scan in exact mode), similarity of given rows by inner product;
 - BM25 from the ``postings``/``terms`` inverted index, with the same tokeniser and formula as the in-process
-  index;
+  index; a question's words' postings are read once and each part of it is scored from them
+  (:mod:`~kg_rag.store.postgres.lexical`);
 - expansion as one recursive CTE: hop limit, direction, relation-type allow/deny lists, synonym links, blocked
   entities, cycle prevention (a visited set), the per-hop frontier cap and the per-hop edge budget — the same
   rules, ties included, as the in-process backend;
@@ -48,7 +49,7 @@ from kg_rag.store.base import (
     VectorKind,
 )
 from kg_rag.store.meta import IndexMeta
-from kg_rag.store.postgres.lexical import Postings, PostingsScorer, bm25_params, postings_sql
+from kg_rag.store.postgres.lexical import MAX_POSTINGS, Postings, PostingsScorer, bm25_params, postings_sql
 
 if TYPE_CHECKING:
     from kg_rag.store.postgres.backend import PostgresBackend
@@ -163,7 +164,8 @@ class PostgresView(QueryBackend):
         self.mode = backend.store.search
         self._meta: tuple[dict[str, Any], IndexMeta, BackendInfo] | None = None
         self._lexical: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        self._postings: dict[frozenset[str], Postings] = {}
+        self._postings: dict[frozenset[str], Postings | None] = {}
+        """Postings read for a question's words (``None``: too many, each text is one statement)."""
         # per-query caches: a view is one transaction, so what it read once stays true until it ends
         self._records_cache: dict[str, dict[int, Any]] = {"entities": {}, "relations": {}, "chunks": {}}
         self._mentions: dict[int, float] = {}
@@ -235,9 +237,8 @@ class PostgresView(QueryBackend):
             for kind, k in dict.fromkeys(requests)
             if kind in _TABLES and int(k) > 0 and (kind, int(k)) not in self._ahead
         ]
-        words = frozenset(tokenize(text)) if text else frozenset()
-        if words and words not in self._postings:
-            todo.append(("postings", words))
+        if text and frozenset(tokenize(text)) not in self._postings:
+            todo.append(("lexical", text))
         if len(todo) < 2:
             return
         self._load_meta()
@@ -245,10 +246,10 @@ class PostgresView(QueryBackend):
 
         def own(key: tuple[str, Any]) -> Any:
             """The search ``key`` on this connection."""
-            return self._read_postings(key[1]) if key[0] == "postings" else self._vector_search(key[0], q, key[1])
+            return self._lexical_ahead(key[1]) if key[0] == "lexical" else self._vector_search(key[0], q, key[1])
 
         def helper(key: tuple[str, Any]) -> Any:
-            call = ("_read_postings", key[1]) if key[0] == "postings" else ("_vector_search", key[0], q, key[1])
+            call = ("_lexical_ahead", key[1]) if key[0] == "lexical" else ("_vector_search", key[0], q, key[1])
             return self.backend.in_snapshot(snapshot, self._meta, *call)
 
         try:
@@ -268,8 +269,11 @@ class PostgresView(QueryBackend):
         for key, found in zip(todo, results):
             if found is None:
                 continue
-            if key[0] == "postings":
-                self._postings[key[1]] = found
+            if key[0] == "lexical":
+                postings, bm25 = found
+                self._postings[frozenset(tokenize(key[1]))] = postings
+                if bm25 is not None:
+                    self._lexical[key[1]] = bm25
             else:
                 self._ahead[key] = found
 
@@ -362,7 +366,7 @@ class PostgresView(QueryBackend):
             return hit
         counts = Counter(tokenize(text))
         params = bm25_params(self._load_meta().get("bm25") or {})
-        read = next((p for p in self._postings.values() if all(w in p.asked for w in counts)), None)
+        read = next((p for p in self._postings.values() if p is not None and all(w in p.asked for w in counts)), None)
         if read is not None:
             result = read.bm25(text)
         elif not counts or not params["n"]:
@@ -394,19 +398,28 @@ class PostgresView(QueryBackend):
         self._lexical[text] = result
         return result
 
-    def _read_postings(self, words: frozenset[str]) -> Postings:
-        """The postings of ``words`` (one statement; kept for the view)."""
-        found = self._postings.get(words)
-        if found is None:
+    def _read_postings(self, words: frozenset[str]) -> Postings | None:
+        """The postings of ``words`` (one statement; kept for the view), or ``None`` when they are more than
+        :data:`~kg_rag.store.postgres.lexical.MAX_POSTINGS`."""
+        if words not in self._postings:
             params = bm25_params(self._load_meta().get("bm25") or {})
-            rows = self._fetch(postings_sql(self.s), {"terms": sorted(words), **params}) if params["n"] else []
-            found = self._postings[words] = Postings.from_rows(words, rows, params["k1p"])
-        return found
+            sql = postings_sql(self.s)
+            rows = self._fetch(sql, {"terms": sorted(words), "cap": MAX_POSTINGS, **params}) if params["n"] else []
+            self._postings[words] = Postings.from_rows(words, rows, params["k1p"])
+        return self._postings[words]
+
+    def _lexical_ahead(self, text: str) -> tuple[Postings | None, tuple[np.ndarray, np.ndarray] | None]:
+        """What a question's lexical work reads ahead: its words' postings, or — when they are too many — its
+        own BM25."""
+        postings = self._read_postings(frozenset(tokenize(text)))
+        return postings, (self._bm25(text) if postings is None else None)
 
     def term_scorer(self, words: Sequence[str]) -> TermScorer:
         """The question's words' postings, read once (or ahead with the searches): every part of the question
-        is scored from them (:class:`~kg_rag.store.postgres.lexical.PostingsScorer`)."""
-        return PostingsScorer(self, self._read_postings(frozenset(words)))
+        is scored from them (:class:`~kg_rag.store.postgres.lexical.PostingsScorer`). Too many postings: each
+        text is one statement."""
+        postings = self._read_postings(frozenset(words))
+        return PostingsScorer(self, postings) if postings is not None else TermScorer(self)
 
     def lexical_search(self, text: str, k: int) -> Hits:
         ids, scores = self._bm25(text)
