@@ -74,6 +74,9 @@ class Postings:
     norm: np.ndarray
     """Per posting: ``tf + k1 * (1 - b + b * dl / avgdl)``."""
     k1p: float
+    _chunks: np.ndarray | None = None
+    """Every chunk of the postings, ascending (made on first use), and each posting's position among them."""
+    _at: np.ndarray | None = None
 
     @classmethod
     def from_rows(cls, asked: Sequence[str], rows: list[tuple], k1p: float) -> Postings | None:
@@ -115,10 +118,11 @@ class Postings:
         if not use.any():
             return np.zeros(0, I64), np.zeros(0, F32)
         share = weight[self.term[use]] * self.tf[use] * self.k1p / self.norm[use]
-        ids, at = np.unique(self.chunk[use], return_inverse=True)
-        scores = np.bincount(at, weights=share, minlength=ids.size).astype(F32)
+        if self._chunks is None:  # every text of the question sums over the same chunks: sorted once
+            self._chunks, self._at = np.unique(self.chunk, return_inverse=True)
+        scores = np.bincount(self._at[use], weights=share, minlength=self._chunks.size).astype(F32)
         keep = scores > 0
-        ids, scores = ids[keep], scores[keep]
+        ids, scores = self._chunks[keep], scores[keep]
         order = np.lexsort((ids, -scores))
         return ids[order], scores[order]
 
