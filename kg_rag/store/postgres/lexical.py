@@ -7,8 +7,9 @@ postings, and each text is scored from them in process, as the directory scores 
 columns of its matrix (:class:`~kg_rag.store.memory.ColumnScorer`).
 
 Each term's share of a chunk's score is computed with the operations, in the order, of the SQL it replaces
-(:meth:`~kg_rag.store.postgres.view.PostgresView.lexical_search`); only the sum over a chunk's terms may run in
-another order, which can change a float64 score in its last bit, not its float32 value but at a tie's edge.
+(:meth:`~kg_rag.store.postgres.view.PostgresView.lexical_search`). Only the sum over a chunk's terms may run in
+another order than the server's; that can move a float64 score by its last bit, which changes the float32 score
+only on a rounding boundary (300 MuSiQue texts, each question and four random parts, are byte-identical).
 """
 
 from __future__ import annotations

@@ -623,11 +623,11 @@ class PostgresView(QueryBackend):
             # a chain's few entities: their chunks are scored next, so their similarity comes with them (the
             # expression of similarity()); ppr's thousands are only counted
             q = self._query if len(missing) <= PREFETCH_FOR_CHUNKS else None
-            sim = f", -(v.embedding <#> %(q)s) FROM {self.s}.chunk_vectors v RIGHT JOIN" if q is not None else " FROM"
+            similar = ", -(v.embedding <#> %(q)s)" if q is not None else ""
+            vectors = f" LEFT JOIN {self.s}.chunk_vectors v ON v.id = m.chunk" if q is not None else ""
             rows = self._fetch(
-                f"""SELECT m.entity, m.chunk{sim} (unnest(%(ids)s::int8[]) AS u(id)
-                    JOIN {self.s}.mentions m ON m.entity = u.id){" ON v.id = m.chunk" if q is not None else ""}
-                    ORDER BY m.entity, m.chunk""",
+                f"""SELECT m.entity, m.chunk{similar} FROM unnest(%(ids)s::int8[]) AS u(id)
+                    JOIN {self.s}.mentions m ON m.entity = u.id{vectors} ORDER BY m.entity, m.chunk""",
                 {"ids": missing, "q": q} if q is not None else {"ids": missing},
             )
             found: dict[int, list[int]] = {h: [] for h in missing}
