@@ -157,15 +157,6 @@ def own_passages(ws: Workspace, cover_of: dict[int, frozenset[int]]) -> list[int
     return own
 
 
-def _tail(ws, active, walk_filtered, space, u):
-    pairs = ws.entity_chunks(active) if not walk_filtered else walk_continuations(ws, active)
-    pos = space.add(pairs.right)
-    weights = np.asarray([u[e] for e in pairs.left.tolist()], dtype=np.float64)
-    linked, at = np.unique(pos, return_inverse=True)
-    strength = np.bincount(at, weights=weights, minlength=linked.size)  # summed in pair order
-    return linked, np.minimum(strength, 1.0)
-
-
 class QuestionRest:
     """The words of the question that no picked chunk contains yet, and the lexical relevance of chunks to them.
 
@@ -332,7 +323,12 @@ class Chain(Strategy):
             active = np.asarray([e for e, v in u.items() if v > 0], dtype=I64)
             if active.size == 0:
                 return none
-            return _tail(ws, active, walk_filtered, space, u)
+            pairs = ws.entity_chunks(active) if not walk_filtered else walk_continuations(ws, active)
+            pos = space.add(pairs.right)
+            weights = np.asarray([u[e] for e in pairs.left.tolist()], dtype=np.float64)
+            linked, at = np.unique(pos, return_inverse=True)
+            strength = np.bincount(at, weights=weights, minlength=linked.size)  # summed in pair order
+            return linked, np.minimum(strength, 1.0)
 
         rest = QuestionRest(ws) if self.rest_of_question and p.lexical_weight > 0 else None
         k = s.depth
