@@ -60,6 +60,31 @@ def postings_sql(schema: str) -> str:
                 FROM {schema}.postings p WHERE p.term = q.term AND total.postings <= %(cap)s) x"""
 
 
+Ranked = tuple[np.ndarray, np.ndarray]
+"""Every chunk with a positive BM25 score for a text: ``(handles, float32 scores)``, best first, ties by handle."""
+
+
+def top_of(ranked: Ranked, k: int) -> Hits:
+    """The ``k`` best of a ranking."""
+    ids, scores = ranked
+    if k <= 0 or not ids.size:
+        return Hits.empty()
+    return Hits(ids[:k].copy(), scores[:k].copy())
+
+
+def scores_of(ranked: Ranked, chunk_ids: np.ndarray) -> np.ndarray:
+    """The given chunks' scores in a ranking (0 for the others)."""
+    ids, scores = ranked
+    handles = np.asarray(chunk_ids, dtype=I64).reshape(-1)
+    out = np.zeros(handles.size, dtype=F32)
+    if ids.size and handles.size:
+        order = np.argsort(ids)
+        at = np.minimum(np.searchsorted(ids[order], handles), ids.size - 1)
+        found = ids[order][at] == handles
+        out[found] = scores[order][at[found]]
+    return out
+
+
 @dataclass
 class Postings:
     """The postings of a set of words (``asked``): those the index knows, concatenated term by term."""
@@ -151,24 +176,11 @@ class PostingsScorer(TermScorer):
 
     def search(self, text: str, k: int) -> Hits:
         hit = self._bm25(text)
-        if hit is None:
-            return super().search(text, k)
-        ids, scores = hit
-        return Hits(ids[:k].copy(), scores[:k].copy()) if k > 0 and ids.size else Hits.empty()
+        return super().search(text, k) if hit is None else top_of(hit, k)
 
     def scores(self, text: str, chunk_ids: np.ndarray) -> np.ndarray:
         hit = self._bm25(text)
-        if hit is None:
-            return super().scores(text, chunk_ids)
-        ids, scores = hit
-        handles = np.asarray(chunk_ids, dtype=I64).reshape(-1)
-        out = np.zeros(handles.size, dtype=F32)
-        if ids.size and handles.size:
-            order = np.argsort(ids)
-            at = np.minimum(np.searchsorted(ids[order], handles), ids.size - 1)
-            found = ids[order][at] == handles
-            out[found] = scores[order][at[found]]
-        return out
+        return super().scores(text, chunk_ids) if hit is None else scores_of(hit, chunk_ids)
 
     def best(self, text: str) -> float:
         hit = self._bm25(text)

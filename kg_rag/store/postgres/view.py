@@ -49,7 +49,15 @@ from kg_rag.store.base import (
     VectorKind,
 )
 from kg_rag.store.meta import IndexMeta
-from kg_rag.store.postgres.lexical import MAX_POSTINGS, Postings, PostingsScorer, bm25_params, postings_sql
+from kg_rag.store.postgres.lexical import (
+    MAX_POSTINGS,
+    Postings,
+    PostingsScorer,
+    bm25_params,
+    postings_sql,
+    scores_of,
+    top_of,
+)
 
 if TYPE_CHECKING:
     from kg_rag.store.postgres.backend import PostgresBackend
@@ -422,23 +430,10 @@ class PostgresView(QueryBackend):
         return PostingsScorer(self, postings) if postings is not None else TermScorer(self)
 
     def lexical_search(self, text: str, k: int) -> Hits:
-        ids, scores = self._bm25(text)
-        if k <= 0 or not ids.size:
-            return Hits.empty()
-        return Hits(ids[:k].copy(), scores[:k].copy())
+        return top_of(self._bm25(text), k)
 
     def lexical_scores(self, text: str, chunk_ids: np.ndarray) -> np.ndarray:
-        ids, scores = self._bm25(text)
-        handles = np.asarray(chunk_ids, dtype=I64).reshape(-1)
-        out = np.zeros(handles.size, dtype=F32)
-        if ids.size and handles.size:
-            order = np.argsort(ids)
-            sorted_ids = ids[order]
-            pos = np.searchsorted(sorted_ids, handles)
-            pos = np.clip(pos, 0, sorted_ids.size - 1)
-            found = sorted_ids[pos] == handles
-            out[found] = scores[order][pos[found]]
-        return out
+        return scores_of(self._bm25(text), chunk_ids)
 
     def lookup_entities(self, keys: Sequence[str]) -> dict[str, int]:
         keys = [str(k) for k in keys]
