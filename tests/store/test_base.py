@@ -206,6 +206,36 @@ def test_the_lifecycle_is_explicit_with_defaults(reference):
         backend.knowledge_graph()
 
 
+def test_warm_up_builds_the_in_process_indexes_a_first_query_would(reference, bow_embeddings, monkeypatch):
+    """FAISS and BM25 are built by ``warm_up`` (the engine calls it), so the first query's stages show its own
+    work: before, the first query's candidates stage built BM25 from every chunk's text."""
+    import kg_rag.store.memory as memory
+
+    built: list[int] = []
+
+    class CountedBM25(memory.BM25Index):
+        def __init__(self, texts: list[str]) -> None:
+            built.append(len(texts))
+            super().__init__(texts)
+
+    monkeypatch.setattr(memory, "BM25Index", CountedBM25)
+    backend = SnapshotBackend(Snapshot.from_index(reference))
+    tables = (backend.snapshot.entities, backend.snapshot.facts, backend.snapshot.chunks)
+    assert all(t._faiss is None for t in tables)
+    backend.warm_up()
+    assert built == [backend.info().chunks] and all(t._faiss is not None for t in tables)
+    text = next(iter(reference.kg.chunks.values())).text
+    with backend.query_view() as view:
+        assert len(view.lexical_search(text, 3)) and view.term_scorer(text.lower().split()).best(text) > 0
+    assert len(built) == 1  # the query read the index warm-up built
+    from kg_rag.index.build import build_index
+    from kg_rag.model.graph import KnowledgeGraph
+
+    empty = SnapshotBackend(Snapshot.from_index(build_index(KnowledgeGraph(), bow_embeddings)))
+    empty.warm_up()
+    assert len(built) == 1  # nothing to build over no chunks
+
+
 def test_in_process_backends_are_query_backends_without_forwarding(reference, bow_embeddings):
     live = LiveBackend(reference, bow_embeddings)
     assert isinstance(live, VersionedBackend) and isinstance(live, QueryBackend)
