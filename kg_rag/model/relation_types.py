@@ -13,12 +13,14 @@ A rarer predicate falls back, in order, to: its head phrase (``is the largest ci
 participle and ``by`` (``has music written by`` -> ``WRITTEN_BY``, ``was superseded by`` -> ``SUPERSEDED_BY``)
 and for a relational noun its noun and ``of`` (``is the mayor of`` -> ``MAYOR_OF``, ``widow of`` -> ``WIDOW_OF``),
 even when rare, because ``by`` and ``of`` alone name no relation; its head verb when that is attested
-(``facilitated the formation of`` -> ``FACILITATED``); else the head word itself, however rare (``annexed`` ->
-``ANNEXED``, ``located inside`` -> ``LOCATED_INSIDE``), since a word that names a relation says more than
-``RELATED``. A preposition, conjunction or other function word is never a type on its own: ``is in``, ``of`` or
-``less than`` name no relation (:func:`names_relation`), so they stay ``RELATED``, as do predicates with no
-usable word at all (empty, an adverb, a capitalised name in the predicate slot). The original predicate is
-always kept on the relation, so nothing is lost by typing.
+(``facilitated the formation of`` -> ``FACILITATED``) and says the same — never for a passive or a verb with its
+own preposition, which the bare active verb reads the other way round (``was included in`` is not ``INCLUDE``,
+``contained in`` is not ``CONTAINS``); else the head word itself, however rare (``annexed`` -> ``ANNEXED``,
+``located inside`` -> ``LOCATED_INSIDE``, ``was included in`` -> ``INCLUDED_IN``), since a word that names a
+relation says more than ``RELATED``. A preposition, conjunction or other function word is never a type on
+its own: ``is in``, ``of`` or ``less than`` name no relation (:func:`names_relation`), so they stay
+``RELATED``, as do predicates with no usable word at all (empty, an adverb, a capitalised name in the predicate
+slot). The original predicate is always kept on the relation, so nothing is lost by typing.
 """
 
 from __future__ import annotations
@@ -260,8 +262,9 @@ class RelationTyper:
         """Types for a whole corpus of predicates (predicate -> how many relations use it).
 
         Variants merge on their key; a key used by fewer than ``min_support`` relations falls back to its
-        head phrase, then its head verb (keeping the final preposition, so merges never cross direction); when
-        none of those is attested, its own head word, unless that names no relation (a function word, an
+        head phrase (keeping the final preposition, so merges never cross direction), then its head verb unless
+        it is a passive or the preposition is the verb's own (the bare verb would invert those); when none of
+        those is attested, its own head word, unless that names no relation (a function word, an
         adverb, a capitalised name): then ``RELATED``. A preposition alone is never a type (``THAN``, ``IN``):
         it says how two things relate only together with a word it attaches to.
         """
@@ -323,7 +326,13 @@ class RelationTyper:
             attested = support[p_key] >= self.min_support and p_key in types
             return types[p_key] if attested else display_type(negated + passive)
         verb = h_key[:1]
-        if verb and verb[0] not in PREPOSITIONS and support[verb] >= self.min_support and verb in types:
+        if (
+            verb
+            and verb[0] not in PREPOSITIONS
+            and support[verb] >= self.min_support
+            and verb in types
+            and not _verb_alone_differs(form, h_surface)
+        ):
             return types[verb]
         word = _rare_head(p, h_surface, form)
         if word is not None:  # "annexed", "detonated", "located inside": rare, but the word names the relation
@@ -374,6 +383,20 @@ def _usual(counter: Counter[tuple[str, ...]]) -> tuple[str, ...] | None:
     return min(naming, key=lambda s: (-counter[s], len(s), s)) if naming else None
 
 
+def _verb_alone_differs(form: PredicateForm, h_surface: tuple[str, ...]) -> bool:
+    """Whether the head verb alone would say something else than the predicate, so a rare predicate must not
+    back off to it: a passive reads the other way round as its active verb (``was included in`` is not
+    ``INCLUDE``, ``is located in the city of`` is not ``LOCATE``), and a preposition right after the verb is
+    part of what it says (``contained in``, ``formed from``: ``CONTAINS`` and ``FORMS`` would invert them)."""
+    head = [w for w in h_surface if w not in NEGATION and w not in PREPOSITIONS]
+    if len(head) != 1:
+        return False
+    word = head[0]
+    passive = form.copula and _passive_participle(word) and not word.endswith("ing")
+    attached = form.preposition is not None and len(form.surface) >= 2 and form.surface[-2] == word
+    return passive or attached
+
+
 def _rare_head(predicate: str, h_surface: tuple[str, ...], form: PredicateForm) -> tuple[str, ...] | None:
     """The head phrase of a predicate too rare for any shared type, when it still names a relation: one content
     word (with its negation, and its final preposition when that follows it: ``fluent in``, but ``launched the
@@ -389,7 +412,7 @@ def _rare_head(predicate: str, h_surface: tuple[str, ...], form: PredicateForm) 
         return None
     word = content[0]
     if (
-        not word.isalpha()
+        not word.replace("-", "").isalpha()
         or word in FUNCTION_WORDS
         or word in COMPARATIVES
         or (word.endswith("ly") and not word.endswith("ply") and len(word) > 4)

@@ -127,6 +127,27 @@ def test_fit_merges_variants_and_backs_off_rare_predicates_without_crossing_dire
     assert SYNONYM not in types.values()
 
 
+@pytest.mark.parametrize(
+    ("rare", "active", "expected"),
+    [
+        ("was included in", "includes", "INCLUDED_IN"),  # "Brother was included in Lost Dogs": not INCLUDE
+        ("contained in", "contains", "CONTAINED_IN"),
+        ("is used in", "uses", "USED_IN"),
+        ("spoken in", "speaks", "SPOKEN_IN"),
+        ("is formed from", "forms", "FORMED_FROM"),
+        ("was aimed at", "aims", "AIMED_AT"),
+        ("is located in the city of", "locates", "LOCATED"),  # a passive, its preposition another word's
+        ("was co-founded in", "co-founded", "CO_FOUNDED_IN"),
+    ],
+)
+def test_a_rare_passive_or_verb_with_its_preposition_never_backs_off_to_the_bare_active_verb(rare, active, expected):
+    """The head verb alone reads a passive the other way round (``X was included in Y`` is not ``X INCLUDES
+    Y``), and a preposition right after the verb is part of what it says; a rare one keeps both."""
+    typer = RelationTyper(min_support=3)
+    types = typer.fit({rare: 1, active: 5})
+    assert types[active] != types[rare] == expected
+
+
 def test_graph_retype_keeps_direction_and_merges_predicate_variants():
     kg = KnowledgeGraph()
     kg.add_chunk(Chunk("c1", "Hank Snow was born in Nova Scotia.", "d1"))
