@@ -118,6 +118,9 @@ def run_filters(s: QueryState) -> None:
         if outside:  # the name is known, only not in the filtered documents
             unseen = ", ".join(repr(n) for n in missing if canonical_key(n) in outside)
             s.warnings.append(f"{label}: {unseen} not in the documents of the filter {p.walk.filter}")
+    both = [n for n in p.seeds.include_entities if canonical_key(n) in excluded]
+    if both:  # the exclusion wins: an excluded entity never seeds, links or shows
+        s.warnings.append(f"{', '.join(map(repr, both))} both included and excluded: excluded")
     known = info.relation_types
     for label, types in (("edge_types", p.walk.edge_types or ()), ("exclude_edge_types", p.walk.exclude_edge_types)):
         unknown = [t for t in types if upper_snake(t) not in known and t not in known]

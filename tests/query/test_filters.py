@@ -95,6 +95,12 @@ def test_included_entity_is_used_and_unknown_names_warn(retriever, strategy):
     assert any("Nobody Atall" in w for w in odd.warnings) and any("NOPE" in w for w in odd.warnings)
 
 
+def test_an_entity_both_included_and_excluded_is_excluded_with_a_warning(retriever):
+    result = retriever.retrieve(QUESTION, include_entities=["Priya Nair"], exclude_entities=["priya nair"])
+    assert not any("Priya Nair" in text for text in graph_text(result, []))
+    assert result.warnings == ["'Priya Nair' both included and excluded: excluded"]
+
+
 def test_invoke_logs_the_warnings_it_cannot_return(retriever, caplog):
     """``invoke`` returns only Documents, so a filter naming nothing ("NOPE") would fail silently."""
     with caplog.at_level("WARNING", logger="kg_rag"):
