@@ -95,7 +95,8 @@ def chat_model_name(args: argparse.Namespace) -> str:
 def dry_run(args: argparse.Namespace, schema: Any) -> int:
     """Load and plan exactly as the run would (the index at ``--out`` read, not locked or written), print what it
     would extract and what that costs, and stop. No chat model is needed or called. Exits 2 when the run
-    itself would be refused (the re-index guard), after printing the estimate."""
+    itself would be refused: before the estimate for a target that cannot take an index or a bad
+    ``--llm-timeout``, after it for the re-index guard."""
     from kg_rag.ingest.cost import estimate_extraction
     from kg_rag.ingest.pipeline import plan_documents
     from kg_rag.ingest.reindex import named
@@ -103,6 +104,10 @@ def dry_run(args: argparse.Namespace, schema: Any) -> int:
     from kg_rag.ingest.schema import ExtractionSchema
     from kg_rag.model.graph import KnowledgeGraph
 
+    if args.docs and not args.no_extract:
+        from kg_rag.langchain.chat import llm_timeout
+
+        llm_timeout(args.llm_timeout)  # the run refuses a bad timeout before any work
     old = _read_existing(args)  # the store, or None (planning reads only the chunks of these documents)
     records = old.documents() if old is not None else []
     report = old.read_report() if old is not None else IngestReport()
@@ -159,6 +164,10 @@ def _read_existing(args: argparse.Namespace) -> Any:
     if not store.exists():
         if args.update:
             raise CLIError(f"{args.out}: --update needs an existing index there")
+        try:
+            store.check_target()  # a folder of other files: the run refuses to write there
+        except ValueError as exc:
+            raise CLIError(str(exc)) from None
         return None
     try:
         store.check()

@@ -114,11 +114,11 @@ class DirectoryStore(GraphStore):
     def writing(self, wait: float | None = None) -> Iterator[DirectoryStore]:
         """Hold the writer lock for a whole read–modify–write; saves inside it do not lock again. A target that
         cannot take an index is refused first, before any work and before a lock file is left in it."""
-        self._check_target()
+        self.check_target()
         with self._writer.hold(wait):
             yield self
 
-    def _check_target(self) -> None:
+    def check_target(self) -> None:
         if self.path.exists() and not self.path.is_dir():
             raise ValueError(f"{self.path}: exists and is not a directory")
         if self.path.is_dir() and not self.exists() and any(p.name != WRITER_LOCK for p in self.path.iterdir()):
@@ -131,7 +131,7 @@ class DirectoryStore(GraphStore):
         keeping ``keep_generations`` of them; generations still open stay until their readers move on or
         ``max_generation_age`` passes.
         """
-        self._check_target()
+        self.check_target()
         self.path.mkdir(parents=True, exist_ok=True)
         with self._writer.hold(wait):
             gen = self._write_generation(index)

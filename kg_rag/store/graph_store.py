@@ -143,6 +143,10 @@ class GraphStore(ABC):
         """Counts, skipped input and failures, embedding model and version (no graph is built)."""
         return self.read_meta().stats(self.read_report())
 
+    def check_target(self) -> None:  # noqa: B027 - a default, not an abstract method
+        """Raise ``ValueError`` when no index can be written here (a folder holding other files); what
+        :meth:`writing` checks first, for a dry run to refuse what the run would. Nothing to check by default."""
+
     def check(self) -> IndexMeta:
         """Check that the stored index is readable without loading it (its metadata here; a store with files
         checks them too); returns its metadata."""

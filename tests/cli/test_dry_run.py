@@ -88,6 +88,21 @@ def test_dry_run_needs_no_chat_model_and_reports_a_refusal(corpus, capsys, monke
     assert code == 0 and "no chat calls (--no-extract)" in out
 
 
+@pytest.mark.parametrize(
+    ("extra", "refusal"),
+    [
+        (("--out", "notes"), "notes: directory is not empty and holds no kg-rag index; refusing to write"),
+        (("--out", "idx", "--llm-timeout", "0"), "LLM timeout must be a positive number of seconds, got 0.0"),
+    ],
+)
+def test_dry_run_refuses_before_estimating_what_the_run_refuses_before_any_work(corpus, capsys, extra, refusal):
+    Path("notes").mkdir()
+    (Path("notes") / "todo.txt").write_text("not an index")
+    code, out, err = run(capsys, "index", "--docs", "docs", "--embeddings", "fake:16", "-q", "--dry-run", *extra)
+    assert code == 2 and refusal in err and "chunks to extract" not in out
+    assert not Path("idx").exists() and sorted(p.name for p in Path("notes").iterdir()) == ["todo.txt"]
+
+
 def test_dry_run_is_for_docs(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     Path("x.json").write_text('{"format": "kg-rag-extractions", "documents": []}')
