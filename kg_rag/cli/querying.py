@@ -81,7 +81,11 @@ def cmd_query(args: argparse.Namespace) -> int:
     # diagnostics go to stderr, so stdout (the context and the answer) can be piped on as it is
     # a strategy's score is its own; chain's is the chunk's relevance (dense cosine + lexical match) plus the
     # graph's boost, never above the score of the chunk before it, so the list reads in order
-    print("top chunks (score, never above the one before; the graph's boost in it; the dense cosine):", file=sys.stderr)
+    print(
+        "top chunks (score, never above the one before: under chain the dense cosine + the lexical match + the"
+        " graph's boost; beside it the graph's boost and the dense cosine):",
+        file=sys.stderr,
+    )
     for c in result.chunks:
         print(f"  {c.score:.4f}  {c.id}  (graph {c.graph_score:.4f}, dense {c.dense_score:.4f})", file=sys.stderr)
     if args.explain:
