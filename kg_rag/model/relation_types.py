@@ -10,17 +10,21 @@ type with its active (``directed``): typing and merging never cross direction. T
 Over a whole corpus (:meth:`RelationTyper.fit`), a type must be attested at least ``min_support`` times.
 A rarer predicate falls back, in order, to: its head phrase (``is the largest city in`` -> ``city in``,
 ``played an important role in`` -> ``play in``) when that is attested often enough; for a passive, its
-participle and ``by`` (``has music written by`` -> ``WRITTEN_BY``, ``was superseded by`` -> ``SUPERSEDED_BY``)
-and for a relational noun its noun and ``of`` (``is the mayor of`` -> ``MAYOR_OF``, ``widow of`` -> ``WIDOW_OF``),
-even when rare, because ``by`` and ``of`` alone name no relation; its head verb when that is attested
-(``facilitated the formation of`` -> ``FACILITATED``) and says the same — never for a passive or a verb with its
-own preposition, which the bare active verb reads the other way round (``was included in`` is not ``INCLUDE``,
-``contained in`` is not ``CONTAINS``); else the head word itself, however rare (``annexed`` -> ``ANNEXED``,
-``located inside`` -> ``LOCATED_INSIDE``, ``was included in`` -> ``INCLUDED_IN``), since a word that names a
-relation says more than ``RELATED``. A preposition, conjunction or other function word is never a type on
-its own: ``is in``, ``of`` or ``less than`` name no relation (:func:`names_relation`), so they stay
-``RELATED``, as do predicates with no usable word at all (empty, an adverb, a capitalised name in the predicate
-slot). The original predicate is always kept on the relation, so nothing is lost by typing.
+participle and ``by`` (``has music written by`` -> ``WRITTEN_BY``, ``was superseded by`` -> ``SUPERSEDED_BY``;
+also with an object complement or an adverb between them: ``proclaimed emperor by`` -> ``PROCLAIMED_BY``,
+``taken prisoner by`` -> ``TAKEN_BY``) and for a relational noun its noun and ``of`` (``is the mayor of`` ->
+``MAYOR_OF``, ``widow of`` -> ``WIDOW_OF``), even when rare, because ``by`` and ``of`` alone name no relation;
+its head verb when that is attested (``facilitated the formation of`` -> ``FACILITATED``) and says the same —
+never for a passive or a verb with its own preposition, which the bare active verb reads the other way round
+(``was included in`` is not ``INCLUDE``, ``contained in`` is not ``CONTAINS``); else the head word itself,
+however rare (``annexed`` -> ``ANNEXED``, ``located inside`` -> ``LOCATED_INSIDE``, ``was included in`` ->
+``INCLUDED_IN``), since a word that names a relation says more than ``RELATED``. A passive whose ``by`` stands
+inside the predicate (``affected by the loss of``, ``is protected by state law in``) writes its agent there:
+its object is something else, and a rare one is ``RELATED``, since no fallback says which way round its ends
+relate. A preposition, conjunction or other function word is never a type on its own: ``is in``, ``of`` or
+``less than`` name no relation (:func:`names_relation`), so they stay ``RELATED``, as do predicates with no
+usable word at all (empty, an adverb, a capitalised name in the predicate slot). The original predicate is
+always kept on the relation, so nothing is lost by typing.
 """
 
 from __future__ import annotations
@@ -98,6 +102,12 @@ def _passive_participle(word: str) -> bool:
     return any(word.startswith(p) and word[len(p) :] in _ALL_IRREGULAR for p in _PARTICIPLE_PREFIXES)
 
 
+def _past_participle(word: str) -> bool:
+    """A verb form that can head a passive with its agent after ``by`` (not an ``-ing`` form, which is active:
+    ``standing by``)."""
+    return _passive_participle(word) and not word.endswith("ing")
+
+
 @dataclass(frozen=True)
 class PredicateForm:
     """A predicate after cleaning: the words kept (``surface``), their lemma key, and what was dropped."""
@@ -118,7 +128,11 @@ class PredicateForm:
     @property
     def passive_head(self) -> tuple[str, ...] | None:
         """The participle (with its particle) and ``by`` of a passive: ``has music written by`` -> ``written
-        by``, ``was carried out by`` -> ``carried out by``; None when the predicate is not a passive."""
+        by``, ``was carried out by`` -> ``carried out by``; with an object complement or an adverb between the
+        participle and ``by``, the participle and ``by`` (``proclaimed emperor by`` -> ``proclaimed by``,
+        ``taken prisoner by`` -> ``taken by``, ``challenged legally by`` -> ``challenged by``). None when the
+        predicate is not a passive whose object is the agent (no ``by`` at its end, or no past participle
+        before it)."""
         if not self.passive:
             return None
         for start in (len(self.surface) - 2, len(self.surface) - 3):  # a phrasal verb's particle may intervene
@@ -126,7 +140,18 @@ class PredicateForm:
                 continue
             if all(w in PREPOSITIONS for w in self.surface[start + 1 : -1]):
                 return self.surface[start:]
-        return None
+        first = next((w for w in self.surface[:-1] if _past_participle(w)), None)
+        return (first, "by") if first is not None else None
+
+    @property
+    def agent_inside(self) -> bool:
+        """Whether a passive's ``by`` stands inside the predicate, not at its end (``affected by the loss of``,
+        ``is protected by state law in``): the agent is in the predicate, the object is something else, and
+        neither the verb alone nor its head phrase says which way round the two ends relate."""
+        if self.passive or "by" not in self.surface[:-1]:
+            return False
+        at = self.surface.index("by")
+        return any(_past_participle(w) for w in self.surface[:at])
 
 
 def tokens(text: str) -> list[str]:
@@ -309,6 +334,8 @@ class RelationTyper:
             return RELATED
         if support[form.key] >= self.min_support and form.key in types:
             return types[form.key]
+        if form.agent_inside:  # every fallback drops the agent's "by" and may read the relation backwards
+            return RELATED
         h_surface, h_key = heads[p]
         if h_key in self.patterns:
             return self.patterns[h_key]
