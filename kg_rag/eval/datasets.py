@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kg_rag.eval.chain import Hop, question_hops
 from kg_rag.jsonio import load_json
 from kg_rag.model.graph import KnowledgeGraph
 from kg_rag.model.records import Chunk
@@ -27,6 +28,8 @@ class EvalQuestion:
     gold_docs: list[str] = field(default_factory=list)
     """Document ids of the gold evidence, for Graph Doc F1."""
     numeric_answer: float | None = None
+    hops: list[Hop] = field(default_factory=list)
+    """The gold reasoning chain, step by step (:func:`~kg_rag.eval.chain.question_hops`), for the chain metrics."""
 
 
 def hop_group(question_id: str) -> str:
@@ -79,6 +82,7 @@ def load_musique_questions(
                 hop_group(qid),
                 gold_entities=bridges,
                 gold_docs=list(dict.fromkeys(doc_of[c] for c in gold)),
+                hops=question_hops(item),
             )
         )
     return out
@@ -123,6 +127,7 @@ def single_hop_questions(data: Any) -> list[dict[str, Any]]:
                     "question": text,
                     "answer": answers[str(n)],
                     "paragraphs": [dict(support[0], is_supporting=True)],
+                    "question_decomposition": [{"question": text, "answer": answers[str(n)]}],
                 }
             )
     return out

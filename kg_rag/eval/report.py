@@ -74,6 +74,29 @@ def markdown_tables(report: dict[str, Any]) -> str:
                 )
                 + " |"
             )
+    chained = [name for name, m in methods.items() if m.get("chain_coverage") is not None]
+    if chained:
+        lines += [
+            "",
+            "The chain that answers, in the graph half (MuSiQue's decomposition; definitions in evaluation/README.md):",
+            "",
+        ]
+        head = [
+            "method",
+            "chain coverage",
+            "complete chains",
+            "rows on the chain",
+            "shown relations on the chain",
+            "chain reachable",
+            "rows",
+        ]
+        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for name in chained:
+            m = methods[name]
+            rows = m.get("context_relation_rows")
+            keys = ("chain_coverage", "chain_complete", "chain_rows", "chain_shown", "chain_reachable")
+            cells = [_pct(m.get(key)) for key in keys]
+            lines.append("| " + " | ".join([f"`{name}`", *cells, "–" if rows is None else f"{rows:.1f}"]) + " |")
     groups = sorted({g for m in methods.values() for g in m.get("by_group", {})})
     if groups:
         metric = (

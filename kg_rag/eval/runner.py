@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from kg_rag.context.format import format_context
+from kg_rag.eval.chain import CHAIN_METRICS, chain_metrics
 from kg_rag.eval.datasets import EvalQuestion
 from kg_rag.eval.floor import floor_ms, stage_medians
 from kg_rag.eval.methods import MethodSpec, build_method
@@ -73,6 +74,7 @@ GRAPH_METRICS = (
     "gold_path_share",
     "context_relation_rows",
     "context_tokens",
+    *CHAIN_METRICS,
 )
 """Graph-context metrics (see evaluation/README.md); ``None`` for chunk-only methods."""
 
@@ -151,12 +153,23 @@ class _Corpus:
 
     def relations_stated_by(self, chunk_ids: Sequence[str]) -> set[str]:
         """Ids of the relations evidenced in the given chunks (synonym links are not relations)."""
+        return {rid for _, _, rid in self.edges_stated_by(chunk_ids)}
+
+    def edges_stated_by(self, chunk_ids: Sequence[str]) -> list[tuple[str, str, str]]:
+        """``(source name, target name, relation id)`` of the relations evidenced in the given chunks."""
         with self.backend.reader() as view:
             handles = view.chunk_handles(list(chunk_ids))
             ids = np.asarray(list(handles.values()), dtype=np.int64)
             _, edges = view.chunk_relations(ids, EdgeFilter())
-            synonyms = edges.synonym
-            return {r.id for r, syn in zip(view.relations(edges.ids), synonyms.tolist()) if r is not None and not syn}
+            keep = np.flatnonzero(~edges.synonym)
+            src, dst = edges.src[keep], edges.dst[keep]
+            ends = np.unique(np.concatenate([src, dst]))
+            names = {h: label[1] for h, label in zip(ends.tolist(), view.labels(ends)) if label is not None}
+            out = []
+            for r, a, b in zip(view.relations(edges.ids[keep]), src.tolist(), dst.tolist()):
+                if r is not None and a in names and b in names:
+                    out.append((names[a], names[b], r.id))
+            return out
 
 
 TEXT_CACHES = (
@@ -261,8 +274,10 @@ def evaluate(
             if run.result is not None:
                 formatted = run.result.formatted or format_context(run.result, run.params)
                 gold = corpus.relations_stated_by(q.gold_chunks) if q.gold_chunks else set()
-                stated = corpus.relations_stated_by([c.id for c in run.result.chunks]) if gold else None
+                returned = corpus.edges_stated_by([c.id for c in run.result.chunks]) if gold or q.hops else []
+                stated = {rid for _, _, rid in returned} if gold else None
                 row.update(graph_context_metrics(run.result, formatted, gold, q.answers, stated))
+                row.update(chain_metrics(q.hops, run.result, formatted, returned))
             for key, value in row.items():
                 per[key].append(value)
                 groups[q.group][key].append(value)
