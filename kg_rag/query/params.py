@@ -185,8 +185,8 @@ class SelectSettings(_Settings):
     only continuing relations, as above (off = the second is always sure; measured: evaluation/README.md)."""
     max_paths: int = 10
     """Most directed paths (paths follow only the most relevant relations, from a question entity)."""
-    max_relations: int = 25
-    """Most relationship rows."""
+    max_relations: int = 12
+    """Most relationship rows (rows must lie on a shown path or touch an entity the question names)."""
     rerank_depth: int = 20
     """With a reranker: the chunks the strategy ranks for it to choose ``top_k_chunks`` from."""
 

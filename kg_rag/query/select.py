@@ -4,16 +4,17 @@ their records from the backend."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from kg_rag.model.relation_types import tokens
 from kg_rag.query.params import QueryParams
 from kg_rag.query.seeds import Seeds
 from kg_rag.query.senses import same_thing
 from kg_rag.query.types import GraphPath, PathStep, RelationRow, ScoredEntity
 from kg_rag.query.workspace import Workspace
-from kg_rag.store.base import EdgeSet
+from kg_rag.store.base import EdgeSet, Pairs
 
 I64 = np.int64
 
@@ -104,7 +105,7 @@ def score_relations(
     - its **evidence**: the reciprocal rank of the best returned chunk that states it (the top chunk 1, the
       second 1/2, ...); a relation between two entities the question names is evidenced by the question. A
       chunk less than half as sure as the top one (the third and later) evidences only the relations that
-      continue from what the surer chunks or the question name (see :func:`_continuation`) and, when the
+      continue from what a chunk ranked above it or the question names (see :func:`_continuation`) and, when the
       question asks for relation types (``less_sure_asked``), are of one of them: its other relations are
       about its own neighbours. Ranks in ``unsure`` (the second, see :func:`unsure_ranks`) are treated so too;
     - its **fit** to the question: how similar its fact (``source predicate target``) is to the query, mapped
@@ -114,8 +115,9 @@ def score_relations(
     - whether the question **asks for its type** ("spouse", "born", "replaced": see
       :mod:`kg_rag.query.relation_match`), by ``relation_match``.
 
-    Rows stop where relevance drops off: a relation is kept only while it is at least
-    ``relation_floor`` times as relevant as the best one (and at most ``max_relations`` rows).
+    Relevance drops off: a relation is kept only while it is at least ``relation_floor`` times as relevant as the
+    best one (or of an asked type), and the :data:`RELATION_POOL` most relevant are what paths and rows are chosen
+    from (at most ``max_relations`` rows are shown, see :func:`relation_rows`).
     """
     view, ef = ws.view, ws.edge_filter
     handles = ws.chunks.ids[np.asarray(list(ranked_chunks), dtype=I64)] if ranked_chunks else np.zeros(0, I64)
@@ -125,11 +127,11 @@ def score_relations(
     evidence: dict[int, float] = {}
     best_rank: dict[int, int] = {}
     if pairs is not None:
-        continues = _continuation(ws, edges, sure, seeds, p)
+        continues = _continuation(ws, edges, handles, seeds, p)
         sure_set = set(sure)
         for c, e in zip(pairs.left.tolist(), pairs.right.tolist()):
             r = rank_of[c]
-            if 1.0 / (1 + r) > evidence.get(e, 0.0) and (c in sure_set or continues(e)):
+            if 1.0 / (1 + r) > evidence.get(e, 0.0) and (c in sure_set or continues(e, r)):
                 evidence[e], best_rank[e] = 1.0 / (1 + r), r
     parts = [edges]
     named = np.fromiter(seeds.named, dtype=I64, count=len(seeds.named))
@@ -167,10 +169,14 @@ def score_relations(
     top = float(base.max()) if base.size else 0.0
     keep = (base > 0) & ((base >= p.relation_floor * top) | (asked > 0))
     chosen = np.flatnonzero(keep)
-    chosen = chosen[np.lexsort((all_edges.ids[chosen], -score[chosen]))][: max(p.max_relations, p.max_paths)]
+    pool = max(p.max_relations, p.max_paths, RELATION_POOL)
+    chosen = chosen[np.lexsort((all_edges.ids[chosen], -score[chosen]))][:pool]
     ranks = np.asarray([best_rank.get(int(e), -1) for e in all_edges.ids[chosen]], dtype=I64)
     return ScoredRelations(all_edges.take(chosen), score[chosen], ranks, asked[chosen] > 0)
 
+
+RELATION_POOL = 25
+"""The most relevant relations the paths and rows are chosen from; at most ``max_relations`` rows are shown."""
 
 HUB_MENTIONS = 30.0
 """A relation end mentioned in more than this many chunks counts as a generic hub (its relevance shrinks in
@@ -189,24 +195,32 @@ def unsure_ranks(graph: Sequence[float], p: QueryParams) -> frozenset[int]:
 
 
 def _continuation(
-    ws: Workspace, edges: EdgeSet, sure_chunks: Sequence[int], seeds: Seeds, p: QueryParams
-) -> Callable[[int], bool]:
-    """Whether a relation stated by a less sure chunk continues the evidence: one of its ends is an entity the
-    question names, or one that a sure chunk (at least ``PATH_STEP_FLOOR`` as sure as the top one: the first two,
-    unless the second is unsure) mentions and that is no generic hub. On MuSiQue the third to fifth passages are
-    supporting ones for 14 % of their relations; for "the TEUs Thessaloniki handled" the last passage is the answer,
-    and its row starts at *Thessaloniki*, which the top passage mentions. Rows about the passage's own subject,
-    linked to nothing the surer evidence says (a neighbouring chess olympiad, another stadium), are left out.
+    ws: Workspace, edges: EdgeSet, handles: np.ndarray, seeds: Seeds, p: QueryParams
+) -> Callable[[int, int], bool]:
+    """``continues(relation, rank)``: whether a relation stated by the less sure chunk at ``rank`` continues the
+    evidence: one of its ends is an entity the question names, or one that a chunk ranked above it mentions and
+    that is no generic hub. The chain grows pick by pick, so the third passage continues from the first two and
+    the fourth from the first three (a 3-hop answer's last passage links to the one before it, not to the top
+    one). On MuSiQue the third to fifth passages are supporting ones for 14 % of their relations; for "the TEUs
+    Thessaloniki handled" the last passage is the answer, and its row starts at *Thessaloniki*, which the top
+    passage mentions. Rows about the passage's own subject, linked to nothing the surer evidence says (a
+    neighbouring chess olympiad, another stadium), are left out.
 
     When the question asks for relation types (``less_sure_asked``, with ``relation_match`` on), a continuing
     relation must also be of one of them: a less sure passage is there for the last hop's answer ("Thessaloniki
     -[HANDLED]-> 273,282 TEUs" for "how many TEUs did it handle"), while its other rows that touch the surer
     evidence are its own facts about the shared entity (on MuSiQue 11 of the 79 continuing rows were gold)."""
-    sure = np.asarray(list(sure_chunks), dtype=I64)
-    mentioned = np.unique(ws.chunk_entities(sure).right) if sure.size else np.zeros(0, I64)
-    if mentioned.size:
-        mentioned = mentioned[ws.mention_counts(mentioned) <= HUB_MENTIONS]
-    bridges = set(mentioned.tolist()) | set(seeds.named)
+    pairs = ws.chunk_entities(handles) if handles.size else Pairs.empty()
+    rank_of = {int(h): i for i, h in enumerate(handles.tolist())}
+    first: dict[int, int] = {}  # entity -> the best rank of a chunk mentioning it
+    for c, e in zip(pairs.left.tolist(), pairs.right.tolist()):
+        first[e] = min(first.get(e, len(rank_of)), rank_of[c])
+    if first:
+        ents = np.fromiter(first, dtype=I64, count=len(first))
+        for h in ents[ws.mention_counts(ents) > HUB_MENTIONS].tolist():
+            del first[h]
+    for n in seeds.named:
+        first[int(n)] = -1
     position = {int(e): i for i, e in enumerate(edges.ids.tolist())}
 
     asked: set[int] | None = None
@@ -216,12 +230,13 @@ def _continuation(
         asked = {i for i, t in enumerate(edges.type_id.tolist()) if asks[names[t]]}
 
     src, dst = edges.src.tolist(), edges.dst.tolist()
+    never = len(rank_of)
 
-    def continues(relation: int) -> bool:
+    def continues(relation: int, rank: int) -> bool:
         i = position.get(relation)
         if i is None or (asked is not None and i not in asked):
             return False
-        return src[i] in bridges or dst[i] in bridges
+        return first.get(src[i], never) < rank or first.get(dst[i], never) < rank
 
     return continues
 
@@ -243,16 +258,52 @@ def _concat(parts: list[EdgeSet]) -> EdgeSet:
 
 
 def relation_rows(
-    ws: Workspace, chosen: ScoredRelations, selected: Sequence[int], p: QueryParams
+    ws: Workspace,
+    chosen: ScoredRelations,
+    selected: Sequence[int],
+    p: QueryParams,
+    shown: ShownPaths | None = None,
+    named: set[int] | frozenset[int] = frozenset(),
+    chain: set[int] | frozenset[int] | None = None,
 ) -> tuple[list[RelationRow], dict[int, tuple[str, str]]]:
-    """The relationship table: in-network rows (both ends among the selected entities) first, by relevance;
-    then out-network rows by how many selected entities their outside end links to, then relevance."""
-    n = min(len(chosen), p.max_relations)
-    if n == 0:
-        return [], {}
+    """The relationship table: at most ``max_relations`` rows.
+
+    With ``shown`` (the paths shown; ``None``: every chosen relation may be a row, in the order of relevance) a row
+    must lie on a shown path (be a step of one or touch one of its entities), touch an entity the question names
+    (``named``), or be stated by a passage on the evidence chain (``chain``: the ranks of the passages the chain
+    picked first or reached through a link). Any other row is about a passage retrieved for its resemblance to the
+    question alone, and about nothing the question names or the paths pass through. Rows then come passage by
+    passage in turn — the most relevant row of each passage on the chain, then the second of each, and so on —
+    since a multi-hop answer needs a hop from every passage, and one passage's own facts must not crowd out the
+    next hop (the rows the question itself evidences, between entities it names, come first). A step of a shown
+    path is repeated as a row (with its description) only when the rows have room left: the path already shows
+    it."""
     view = ws.view
-    edges = chosen.edges.take(np.arange(n))
-    score = chosen.score[:n]
+    pool = chosen.edges
+    idx = np.arange(len(pool), dtype=I64)
+    if shown is not None and idx.size:
+        ranks_all = chosen.chunk_rank.tolist()
+        idx = np.asarray(
+            [
+                i
+                for i, (e, a, b, r) in enumerate(
+                    zip(pool.ids.tolist(), pool.src.tolist(), pool.dst.tolist(), ranks_all)
+                )
+                if e in shown.relations
+                or (
+                    a in shown.entities
+                    or b in shown.entities
+                    or a in named
+                    or b in named
+                    or (chain is not None and r in chain)
+                )
+            ],
+            dtype=I64,
+        )
+    if idx.size == 0 or p.max_relations == 0:
+        return [], {}
+    edges = pool.take(idx)
+    score = chosen.score[idx]
     sel = set(int(x) for x in selected)
     src, dst = edges.src.tolist(), edges.dst.tolist()
     inside = np.asarray([a in sel and b in sel for a, b in zip(src, dst)], dtype=bool)
@@ -263,14 +314,23 @@ def relation_rows(
                 links.setdefault(outer, set()).add(inner)
     other = [b if a in sel else a for a, b in zip(src, dst)]
     link_count = np.asarray([len(links.get(o, ())) for o in other], dtype=I64)
-    ends = np.unique(np.concatenate([edges.src, edges.dst]))
+    if shown is not None:
+        steps = np.asarray([e in shown.relations for e in edges.ids.tolist()], dtype=bool)
+        rest, on = np.flatnonzero(~steps), np.flatnonzero(steps)
+        ranks = chosen.chunk_rank[idx]
+        within = (inside.astype(np.float64) * 2 + (link_count > 1)) * 1e6 + score  # in-network, linking, relevance
+        order = np.concatenate(
+            [rest[_in_turn(edges.ids[rest], within[rest], ranks[rest])], on[np.lexsort((edges.ids[on], -within[on]))]]
+        )
+    else:
+        in_idx = np.flatnonzero(inside)
+        in_idx = in_idx[np.lexsort((edges.ids[in_idx], -score[in_idx]))]
+        out_idx = np.flatnonzero(~inside)
+        out_idx = out_idx[np.lexsort((edges.ids[out_idx], -score[out_idx], -link_count[out_idx]))]
+        order = np.concatenate([in_idx, out_idx])
+    order = order[: p.max_relations]
+    ends = np.unique(np.concatenate([edges.src[order], edges.dst[order]]))
     degree = dict(zip(ends.tolist(), view.degrees(ends).tolist()))
-    rank = np.asarray([degree[a] + degree[b] for a, b in zip(src, dst)], dtype=I64)
-    in_idx = np.flatnonzero(inside)
-    in_idx = in_idx[np.lexsort((edges.ids[in_idx], -score[in_idx]))]
-    out_idx = np.flatnonzero(~inside)
-    out_idx = out_idx[np.lexsort((edges.ids[out_idx], -score[out_idx], -link_count[out_idx]))]
-    order = np.concatenate([in_idx, out_idx])
     records = view.relations(edges.ids[order])
     names = {h: label for h, label in zip(ends.tolist(), view.labels(ends)) if label is not None}
     rows = []
@@ -286,7 +346,7 @@ def relation_rows(
                 rel.description or rel.predicate or "",
                 rel.relation_type,
                 rel.weight,
-                int(rank[i]),
+                int(degree[a] + degree[b]),
                 bool(inside[i]),
                 int(link_count[i]) if not inside[i] else 2,
                 rel.evidence_quote,
@@ -296,10 +356,22 @@ def relation_rows(
     return rows, names
 
 
+def _in_turn(ids: np.ndarray, score: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    """Positions passage by passage in turn: the most relevant of each passage (by the passage's rank; the
+    question's own rows, rank -1, first), then the second most relevant of each, ..."""
+    order = np.lexsort((ids, -score, ranks))  # by passage, then relevance
+    turn = np.zeros(order.size, dtype=I64)
+    seen: dict[int, int] = {}
+    for j, r in enumerate(ranks[order].tolist()):
+        turn[j] = seen.get(r, 0)
+        seen[r] = turn[j] + 1
+    return order[np.lexsort((ranks[order], turn))]
+
+
 PATH_STEP_FLOOR = 0.5
-"""A path step must be at least this fraction as relevant as the best relation: paths show only the most
-confident facts (those evidenced by the best chunks, or asked for by the question). The one exception: a step
-of a type the question asks for may continue a chain of that type (see :func:`relation_paths`)."""
+"""A path step must be at least this fraction as relevant as the best relation — the most confident facts, those
+evidenced by the best chunks — unless it is of a type the question asks for or crosses into another passage at a
+bridge (see :func:`relation_paths`)."""
 
 
 def _continues_chain(edges: EdgeSet, steps: list[tuple[int, bool]], i: int, forward: bool) -> bool:
@@ -331,73 +403,136 @@ def path_anchors(ws: Workspace, seeds: Seeds, p: QueryParams) -> list[int]:
     return [int(h) for h, c in zip(matched.tolist(), counts.tolist()) if c <= p.specific_mentions]
 
 
-def relation_paths(
-    ws: Workspace, chosen: ScoredRelations, anchors: Sequence[int], p: QueryParams
-) -> tuple[list[GraphPath], dict[int, tuple[str, str]]]:
-    """Directed paths that start at an anchor (see :func:`path_anchors`) and follow only the most relevant of
-    the chosen relations (at least ``PATH_STEP_FLOOR`` times the best) — except that a relation of a type the
-    question asks for may continue a chain of that type in the same sense: "who does Lars *ultimately* report
-    to" is answered by ``REPORTS_TO`` after ``REPORTS_TO``, whose later steps are stated by lower-ranked chunks.
+@dataclass
+class ShownPaths:
+    """What the shown paths hold, by handle: their relations and the entities they pass through."""
 
-    A path walks an edge forwards or — when the query's direction allows — backwards, and is scored by its
-    weakest step; a path is shown only when it adds a relation the paths before it did not show. Two relations
-    are joined at an entity only when they are about the same thing there (:func:`~kg_rag.query.senses.same_thing`).
+    relations: set[int] = field(default_factory=set)
+    entities: set[int] = field(default_factory=set)
+
+
+CHAIN_BOUND = 6
+"""The most links of one asked relation type a path follows when the question asks for where that chain ends
+("who does Lars *ultimately* report to"), past ``max_hops``."""
+
+END_WORDS = frozenset(
+    "ultimately ultimate eventually eventual finally final top topmost highest uppermost supreme overall".split()
+)
+"""Words by which a question asks for the end of a chain of one relation, not its first link."""
+
+
+def asks_for_end(text: str) -> bool:
+    """Whether the question asks where a chain of one relation ends (a word of :data:`END_WORDS`)."""
+    return any(w in END_WORDS for w in tokens(text))
+
+
+def relation_paths(
+    ws: Workspace,
+    chosen: ScoredRelations,
+    anchors: Sequence[int],
+    p: QueryParams,
+    named: frozenset[int] | set[int] = frozenset(),
+    bridges: frozenset[int] | set[int] = frozenset(),
+) -> tuple[list[GraphPath], dict[int, tuple[str, str]], ShownPaths]:
+    """Directed paths that start at an anchor (see :func:`path_anchors`), and what they show.
+
+    A step is one of the most relevant chosen relations (at least ``PATH_STEP_FLOOR`` times the best), one of a type
+    the question asks for, or one that crosses into another passage at a ``bridge`` (an entity two returned
+    passages mention): the chain that answers goes from what the question names, through the relations it asks
+    about, from one passage to the next. When the question asks where a chain of one relation ends ("who does
+    Lars *ultimately* report to", :func:`asks_for_end`), a path whose last step is of an asked type follows that
+    type on through the graph in the same sense past ``max_hops``, up to :data:`CHAIN_BOUND` steps: the later
+    links are stated by passages that were not returned.
+
+    A path *reaches a candidate answer* when it ends at an entity the question does not name, through a step of an
+    asked type, after crossing into another passage, or at a bridge. Paths that reach one come first (those with
+    more asked steps, those that end at an asked step rather than past it, those that cross more passages, the
+    surest by their weakest step, the longest), and when one does, paths that reach none are not shown: one path
+    to a candidate answer says more than ten about the question's own entities. A path is shown only when it adds
+    a relation the paths before it did not show, and from where it branches off a path shown before it (each fact
+    is stated once). A path walks an edge forwards or — when the query's direction allows — backwards; two
+    relations are joined at an entity only when they are about the same thing there
+    (:func:`~kg_rag.query.senses.same_thing`).
     """
+    nothing: tuple[list[GraphPath], dict[int, tuple[str, str]], ShownPaths] = ([], {}, ShownPaths())
     if p.max_paths == 0 or p.max_hops == 0 or not len(chosen) or not anchors:
-        return [], {}
+        return nothing
     top = float(chosen.score.max())
     asked_all = chosen.asked if chosen.asked is not None else np.zeros(len(chosen), dtype=bool)
-    strong = np.flatnonzero((chosen.score >= PATH_STEP_FLOOR * top) | asked_all)
-    edges = chosen.edges.take(strong)
-    score = chosen.score[strong]
+    edges, score, asked, rank = chosen.edges, chosen.score, asked_all, chosen.chunk_rank
     sure = score >= PATH_STEP_FLOOR * top
     direction = ws.edge_filter.direction
+    extend = asks_for_end(ws.text) and bool(asked.any())
+    if extend:
+        edges, score, sure, asked, rank = _chain_links(ws, edges, score, sure, asked, rank)
     joins = same_thing(ws.view, edges.ids, edges.src, edges.dst)
+    ranks = rank.tolist()
     adjacency: dict[int, list[tuple[int, int, bool]]] = {}
     for i, (a, b) in enumerate(zip(edges.src.tolist(), edges.dst.tolist())):
         if direction in ("out", "both"):
             adjacency.setdefault(a, []).append((i, b, True))
         if direction in ("in", "both"):
             adjacency.setdefault(b, []).append((i, a, False))
+
+    def end(steps: list[tuple[int, bool]]) -> int:
+        i, fwd = steps[-1]
+        return int(edges.dst[i] if fwd else edges.src[i])
+
+    def passages(steps: list[tuple[int, bool]]) -> int:
+        return len({ranks[i] for i, _ in steps})
+
+    def reaches(steps: list[tuple[int, bool]]) -> bool:
+        e = end(steps)
+        return e not in named and (bool(asked[steps[-1][0]]) or passages(steps) > 1 or e in bridges)
+
     found: list[tuple[float, list[tuple[int, bool]], int]] = []
 
     def walk(node: int, steps: list[tuple[int, bool]], visited: set[int], weakest: float, start: int) -> None:
         extended = False
-        if len(steps) < p.max_hops:
+        limit = CHAIN_BOUND if extend and steps and asked[steps[-1][0]] else p.max_hops
+        if len(steps) < limit:
             for i, nxt, fwd in adjacency.get(node, ()):
                 if nxt in visited:
                     continue
-                if not sure[i] and not _continues_chain(edges, steps, i, fwd):
+                if len(steps) >= p.max_hops and not _continues_chain(edges, steps, i, fwd):
+                    continue  # past max_hops only a chain of one asked type goes on
+                crossing = bool(steps) and node in bridges and ranks[i] != ranks[steps[-1][0]]
+                if not (sure[i] or asked[i] or crossing):
                     continue
                 if steps and not joins(steps[-1][0], i, node):
                     continue
                 extended = True
                 walk(nxt, [*steps, (i, fwd)], visited | {nxt}, min(weakest, float(score[i])), start)
-        if steps and not extended:
+        if steps and (not extended or reaches(steps)):  # a path may stop at a candidate answer
             found.append((weakest, steps, start))
 
     for a in dict.fromkeys(int(x) for x in anchors):
         walk(a, [], {a}, np.inf, a)
-    asked = asked_all[strong]
-    found.sort(  # paths with the relations the question asks for first, then the surest, then the longest
+    found.sort(
         key=lambda item: (
+            -reaches(item[1]),
             -sum(bool(asked[i]) for i, _ in item[1]),
+            -bool(asked[item[1][-1][0]]),  # ends at what the question asks for, not past it
+            -passages(item[1]),
             -item[0],
             -len(item[1]),
             [int(edges.ids[i]) for i, _ in item[1]],
         )
     )
-    chosen_paths, shown = [], set()
+    if found and reaches(found[0][1]):
+        found = [f for f in found if reaches(f[1])]
+    chosen_paths: list[tuple[float, list[tuple[int, bool]], int]] = []
+    shown: set[int] = set()
     for weakest, steps, start in found:
         rels = {int(edges.ids[i]) for i, _ in steps}
         if rels <= shown:
             continue  # adds no relation to the paths already shown (e.g. the same ones walked from the other end)
         shown |= rels
-        chosen_paths.append((weakest, steps, start))
+        chosen_paths.append(_branch(chosen_paths, weakest, steps, start, edges))
         if len(chosen_paths) >= p.max_paths:
             break
     if not chosen_paths:
-        return [], {}
+        return nothing
     view = ws.view
     used = sorted({i for _, steps, _ in chosen_paths for i, _ in steps})
     rels = dict(zip(used, view.relations(edges.ids[np.asarray(used, dtype=I64)])))
@@ -415,4 +550,82 @@ def relation_paths(
             built.append(PathStep(rel.id, names[a][0], names[b][0], edges.type_of(i), fwd))
         if built and start in names:
             paths.append(GraphPath(names[start][0], built, float(weakest)))
-    return paths, names
+    return paths, names, ShownPaths({int(edges.ids[i]) for i in used}, set(nodes))
+
+
+def _branch(before, weakest: float, steps: list[tuple[int, bool]], start: int, edges: EdgeSet):
+    """A path that begins with the steps of a path shown before it, from where it branches off (each fact is
+    stated once): after ``Lars -[REPORTS_TO]-> Priya -[REPORTS_TO]-> Daniel``, ``Priya -[MANAGES]-> Platform``."""
+    common = 0
+    for _, other, _ in before:
+        n = 0
+        while n < min(len(other), len(steps) - 1) and other[n] == steps[n]:
+            n += 1
+        common = max(common, n)
+    if not common:
+        return weakest, steps, start
+    i, fwd = steps[common - 1]
+    return weakest, steps[common:], int(edges.dst[i] if fwd else edges.src[i])
+
+
+def _chain_links(ws: Workspace, edges: EdgeSet, score, sure, asked, rank):
+    """The chosen relations plus the graph's relations of their asked types that continue a chain of them, up to
+    :data:`CHAIN_BOUND` links away (scored as the weakest asked relation chosen; stated by no returned chunk)."""
+    names = edges.type_names
+    wanted = {names[t] for t in set(edges.type_id[asked].tolist())}
+    floor = float(score[asked].min())
+    known = set(edges.ids.tolist())
+    seen = set(edges.src[asked].tolist()) | set(edges.dst[asked].tolist())
+    frontier, parts = set(seen), [edges]
+    for _ in range(CHAIN_BOUND):
+        if not frontier:
+            break
+        more = ws.view.edges_of(np.asarray(sorted(frontier), dtype=I64), ws.edge_filter)
+        keep = [
+            i
+            for i, (e, t, syn) in enumerate(zip(more.ids.tolist(), more.type_id.tolist(), more.synonym.tolist()))
+            if not syn and e not in known and more.type_names[t] in wanted
+        ]
+        if not keep:
+            break
+        more = more.take(np.asarray(keep, dtype=I64))
+        known |= set(more.ids.tolist())
+        parts.append(more)
+        ends = set(more.src.tolist()) | set(more.dst.tolist())
+        frontier = ends - seen
+        seen |= ends
+    added = sum(len(x) for x in parts[1:])
+    if not added:
+        return edges, score, sure, asked, rank
+    return (
+        _concat_vocabularies(parts),
+        np.concatenate([score, np.full(added, floor)]),
+        np.concatenate([sure, np.zeros(added, dtype=bool)]),
+        np.concatenate([asked, np.ones(added, dtype=bool)]),
+        np.concatenate([rank, np.full(added, -1, dtype=I64)]),
+    )
+
+
+def _concat_vocabularies(parts: list[EdgeSet]) -> EdgeSet:
+    """Edge sets whose type codes index different vocabularies, as one (codes into the first's, extended)."""
+    names = list(parts[0].type_names)
+    index = {n: i for i, n in enumerate(names)}
+    codes = []
+    for x in parts:
+        part = []
+        for t in x.type_id.tolist():
+            n = x.type_names[t]
+            if n not in index:
+                index[n] = len(names)
+                names.append(n)
+            part.append(index[n])
+        codes.append(np.asarray(part, dtype=np.int32))
+    return EdgeSet(
+        np.concatenate([x.ids for x in parts]),
+        np.concatenate([x.src for x in parts]),
+        np.concatenate([x.dst for x in parts]),
+        np.concatenate(codes),
+        np.concatenate([x.weight for x in parts]),
+        np.concatenate([x.synonym for x in parts]),
+        names,
+    )

@@ -27,6 +27,7 @@ from kg_rag.query.params import QueryParams
 from kg_rag.query.relation_match import question_relation_words
 from kg_rag.query.seeds import Seeds, match_seeds, names_entity, resolve_names, unmatched_reason
 from kg_rag.query.select import (
+    HUB_MENTIONS,
     path_anchors,
     relation_paths,
     relation_rows,
@@ -290,12 +291,29 @@ def run_select(s: QueryState) -> None:
     selected = select_entities(ws, entity_scores, seeds, p, present, allowed)
     s.handles = [h for h, _ in selected]
     s.anchors = set(seeds.weights) | ends
-    paths, path_names = relation_paths(ws, chosen, path_anchors(ws, seeds, p), p)
-    relations, rel_names = relation_rows(ws, chosen, s.handles, p)
+    anchors = path_anchors(ws, seeds, p)
+    named = set(seeds.named) or set(anchors)  # a question naming nothing specific: what it matches by meaning
+    bridges = _bridges(ws, ranked, named)
+    paths, path_names, shown = relation_paths(ws, chosen, anchors, p, frozenset(named), bridges)
+    chain = {i for i, g in enumerate(s.graph) if i == 0 or g > 0} | {-1}  # -1: evidenced by the question
+    relations, rel_names = relation_rows(ws, chosen, s.handles, p, shown, named, chain)
     names = {key: name for key, name in [*path_names.values(), *rel_names.values()]}
     names.update({e.key: e.name for _, e in selected})
     chunks = _chunks(ws, ranked, s.scores, s.graph, selected, paths, path_names)
     s.result = RetrievalResult(s.text, chunks, [e for _, e in selected], paths, relations, names, [], s.warnings)
+
+
+def _bridges(ws: Workspace, ranked: Sequence[int], named: set[int]) -> frozenset[int]:
+    """Entities that two or more of the returned chunks mention, that the question does not name and that are no
+    generic hub: where the evidence crosses from one passage to the next."""
+    if len(ranked) < 2:
+        return frozenset()
+    pairs = ws.chunk_entities(ws.chunks.ids[np.asarray(ranked, dtype=I64)])
+    ents, counts = np.unique(pairs.right, return_counts=True)
+    shared = ents[counts >= 2]
+    if shared.size:
+        shared = shared[ws.mention_counts(shared) <= HUB_MENTIONS]
+    return frozenset(int(e) for e in shared.tolist() if int(e) not in named)
 
 
 def run_communities(s: QueryState) -> None:
@@ -317,7 +335,36 @@ def run_communities(s: QueryState) -> None:
         ((n, rec) for (_, n), rec in zip(counts, records) if rec is not None and rec.serves),
         key=lambda x: (-x[0], -x[1].rating, x[1].id),
     )
-    _result(s).communities = [rec for _, rec in ranked[: c.max_communities]]
+    _result(s).communities = shown_report_rows(
+        [rec for _, rec in ranked[: c.max_communities]], _result(s), _named_keys(s)
+    )
+
+
+def _named_keys(s: QueryState) -> set[str]:
+    named = np.fromiter(sorted(s.seeds.named), dtype=I64, count=len(s.seeds.named))
+    return {label[0] for label in s.view.labels(named) if label is not None} if named.size else set()
+
+
+def shown_report_rows(communities: list, result: RetrievalResult, named: set[str]) -> list:
+    """The reports with only the relation lines that add to the context: none repeats a relationship row, a path
+    step or a line of a report before it, and each lies on a shown path or touches an entity the question names
+    (``named``, keys). A report keeps its summary and findings; the others' lines were the rows of the
+    community's own neighbourhood, repeated report after report."""
+    from dataclasses import replace
+
+    seen = {r.relation_id for r in result.relations} | {st.relation_id for pa in result.paths for st in pa.steps}
+    on_paths = {key for pa in result.paths for key in pa.nodes}
+    wanted = on_paths | named
+    out = []
+    for community in communities:
+        cited = []
+        for rel in community.cited:
+            if rel.id in seen or not {canonical_key(rel.source), canonical_key(rel.target)} & wanted:
+                continue
+            seen.add(rel.id)
+            cited.append(rel)
+        out.append(replace(community, cited=cited) if len(cited) != len(community.cited) else community)
+    return out
 
 
 def run_context(s: QueryState) -> None:
