@@ -36,3 +36,7 @@ class ConfigurationError(KGRagError, ValueError):
 
 class ExtractionError(KGRagError):
     """LLM extraction of one chunk failed after all retries."""
+
+
+class EntityResolutionError(KGRagError, ValueError):
+    """A merge or split of entities the index cannot make: an entity it does not hold, a merge it does not record."""

@@ -1,7 +1,7 @@
 """kg-rag: build a typed, directed knowledge graph from documents and retrieve through it.
 
-Subcommands: ``index``, ``stats``, ``delete``, ``copy``, ``retype``, ``query``, ``communities``, ``global``,
-``eval``, ``bench``, ``demo``, ``pg``, ``export``, ``serve``, ``mcp``.
+Subcommands: ``index``, ``stats``, ``delete``, ``copy``, ``retype``, ``entities``, ``query``, ``communities``,
+``global``, ``eval``, ``bench``, ``demo``, ``pg``, ``export``, ``serve``, ``mcp``.
 
 Every expected failure (bad path, bad file, missing configuration, a locked index) prints one line to stderr
 and exits with status 2 — no traceback. ``-v`` shows progress logging; ``--debug`` shows tracebacks.
@@ -14,7 +14,18 @@ import logging
 import os
 import sys
 
-from kg_rag.cli import communities, demo, evaluation, exporting, indexing, maintenance, querying, server, serving
+from kg_rag.cli import (
+    communities,
+    demo,
+    entities,
+    evaluation,
+    exporting,
+    indexing,
+    maintenance,
+    querying,
+    server,
+    serving,
+)
 from kg_rag.cli.common import CLIError, one_line
 from kg_rag.errors import KGRagError
 
@@ -27,7 +38,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress (INFO)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in (indexing, maintenance, querying, communities, evaluation, demo, server, exporting, serving):
+    for module in (
+        indexing,
+        maintenance,
+        entities,
+        querying,
+        communities,
+        evaluation,
+        demo,
+        server,
+        exporting,
+        serving,
+    ):
         module.add_parsers(sub)
     return parser
 

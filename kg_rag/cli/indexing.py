@@ -274,12 +274,20 @@ def _grown(before: dict[str, int], after: Any) -> dict[str, int]:
 
 
 def _built(args, writer, kg, report) -> Any:
-    """A new index of ``kg`` (embedded, synonym links when asked)."""
+    """A new index of ``kg`` (embedded, its entities resolved, synonym links when asked)."""
     from kg_rag.index.build import build_index
+    from kg_rag.index.resolution import resolve_index
 
     index = build_index(
         kg, writer.embeddings, type_prefix=not args.no_type_prefix, report=report, progress=writer.progress
     )
+    # spelling variants of one thing become one entity (unless --no-resolve); decisions taken by hand always hold
+    index, merged = resolve_index(
+        index, writer.embeddings, writer.decisions(), auto=not args.no_resolve, progress=writer.progress
+    )
+    if merged["auto"] or merged["manual"]:
+        total = counted(merged["auto"] + merged["manual"], "entity", "entities")
+        print(f"merged {total} into others ({merged['manual']} by hand); `kg-rag entities list {args.out}` names them")
     if args.synonym_threshold is not None:
         from kg_rag.index.synonyms import link_synonyms
 
@@ -334,6 +342,12 @@ def add_parsers(sub) -> None:
     )
     p.add_argument("--no-type-prefix", action="store_true", help="embed entities without their [TYPE]")
     p.add_argument("--synonym-threshold", type=float, default=None, help="link entities with cosine >= this")
+    p.add_argument(
+        "--no-resolve",
+        action="store_true",
+        help="keep spelling variants of one name apart (by default U.S., USA and United States become one entity "
+        "when the evidence agrees; merges and splits made by hand hold either way)",
+    )
     p.add_argument("--chat-model", default=None, help="chat model name (default: $KG_RAG_CHAT_MODEL)")
     p.add_argument("--chunk-size", type=count_at_least(1), default=512, help="tokens per chunk (default 512)")
     p.add_argument("--chunk-overlap", type=count_at_least(0), default=24, help="token overlap (default 24)")

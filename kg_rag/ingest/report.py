@@ -6,6 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from kg_rag.model.resolution import Resolution
 from kg_rag.model.schema import clean_text, name_problem, shown_name
 
 FILE_REASONS = {
@@ -42,6 +43,9 @@ class IngestReport:
     """A few named examples per skip or warning reason (e.g. which names merged into a self-loop)."""
     usage: Counter = field(default_factory=Counter)
     """Chat calls and prompt/completion tokens spent on extraction (all runs of this index)."""
+    resolution: Resolution = field(default_factory=Resolution)
+    """The entities merged into others (automatically or by hand) and those kept apart by hand
+    (:mod:`kg_rag.model.resolution`): kept with the index so that re-indexing and updates decide the same."""
 
     MAX_EXAMPLES = 20
 
@@ -92,8 +96,10 @@ class IngestReport:
         self.usage.update({k: int(v) for k, v in usage.items()})
 
     def forget_chunks(self, chunk_ids: set[str]) -> None:
-        """Drop what is recorded about chunks that no longer exist (a deleted document's failures)."""
+        """Drop what is recorded about chunks that no longer exist (a deleted document's failures, the mentions a
+        merge recorded)."""
         self.failures = {c: e for c, e in self.failures.items() if c not in chunk_ids}
+        self.resolution.forget_chunks(chunk_ids)
 
     def fail(self, chunk_id: str, error: BaseException | str) -> None:
         self.failures[chunk_id] = clean_text(error if isinstance(error, str) else f"{type(error).__name__}: {error}")
@@ -107,6 +113,7 @@ class IngestReport:
         for reason, texts in other.examples.items():
             for text in texts:
                 self.example(reason, text)
+        self.resolution.update(other.resolution)
         return self
 
     def to_dict(self) -> dict[str, Any]:
@@ -117,6 +124,7 @@ class IngestReport:
             "added": dict(sorted(self.added.items())),
             "examples": {k: list(v) for k, v in sorted(self.examples.items())},
             "usage": dict(sorted(self.usage.items())),
+            **({"resolution": self.resolution.to_dict()} if self.resolution else {}),
         }
 
     @classmethod
@@ -128,4 +136,5 @@ class IngestReport:
             added=Counter({str(k): int(v) for k, v in (data.get("added") or {}).items()}),
             examples={str(k): [str(x) for x in v][: cls.MAX_EXAMPLES] for k, v in (data.get("examples") or {}).items()},
             usage=Counter({str(k): int(v) for k, v in (data.get("usage") or {}).items()}),
+            resolution=Resolution.from_dict(data.get("resolution")),
         )

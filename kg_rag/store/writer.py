@@ -19,9 +19,11 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import ExitStack
 from typing import Any
 
-from kg_rag.errors import IndexNotFoundError
+from kg_rag.errors import EntityResolutionError, IndexNotFoundError
 from kg_rag.ingest.report import IngestReport
 from kg_rag.model.graph import KnowledgeGraph
+from kg_rag.model.resolution import MANUAL, Merge, Resolution, merge_entities, resolve_graph, split_entity
+from kg_rag.model.schema import canonical_key
 from kg_rag.store.graph_store import GraphChange, GraphStore, refreshed
 from kg_rag.store.meta import IndexMeta
 
@@ -91,13 +93,20 @@ class IndexWriter:
         with self._locked():
             return self.store.save(index)
 
+    def decisions(self) -> Resolution:
+        """The stored index's entity resolution record (merges and splits; empty when there is no index)."""
+        return self.store_report().resolution if self.store.exists() else Resolution()
+
     def apply(
         self, change: GraphChange, *, type_prefix: bool | None = None, synonym_threshold: float | None = None
     ) -> dict[str, int]:
-        """Apply one :class:`GraphChange` atomically; returns what was removed, by kind."""
+        """Apply one :class:`GraphChange` atomically; returns what was removed, by kind. The entities its fragments
+        name are resolved as the index has resolved them before (a document naming ``U.S.`` again adds to *United
+        States*; a merge or split by hand holds)."""
         if not change and synonym_threshold is None:
             return {"chunks": 0, "relations": 0, "entities": 0, "descriptions": 0}
         with self._locked():
+            self._resolve_fragments(change)
             return self.store.apply(
                 change,
                 self._embeddings(),
@@ -105,6 +114,16 @@ class IndexWriter:
                 synonym_threshold=synonym_threshold,
                 progress=self.progress,
             )
+
+    def _resolve_fragments(self, change: GraphChange) -> None:
+        stored = self.decisions() if change.fragments else Resolution()
+        if not stored.merges:
+            return
+        resolution = Resolution.from_dict(stored.to_dict())
+        touched = [key for fragment in change.fragments for key in resolve_graph(fragment, resolution)]
+        if touched:
+            change.report = change.report or IngestReport()
+            change.report.resolution.update(Resolution(merges={k: resolution.merges[k] for k in touched}))
 
     def replace_documents(self, fragment: KnowledgeGraph, *, report: IngestReport | None = None) -> dict[str, int]:
         """Add the documents of ``fragment``; each one already stored is replaced (what its old version said
@@ -131,10 +150,53 @@ class IndexWriter:
         with self._locked():
             index = self.store.load()
             result = fn(index)
+            resolve_graph(index.kg, index.report.resolution)  # what an import added is resolved as before
             self.store.save(
                 refreshed(index, self._embeddings(), synonym_threshold=synonym_threshold, progress=self.progress)
             )
             return result
+
+    # ------------------------------------------------------------------ entity resolution by hand
+    def merge_entities(self, into: str, name: str) -> Merge:
+        """Merge the entity ``name`` into the entity ``into`` (names or keys), and record it so that re-indexing and
+        updates merge them again. Raises :class:`~kg_rag.errors.EntityResolutionError` naming an entity the index does
+        not hold."""
+
+        def merge(index: Any) -> Merge:
+            kg, resolution = index.kg, index.report.resolution
+            keep, gone = _entity_key(kg, into, resolution), _entity_key(kg, name, resolution)
+            if keep == gone:
+                raise EntityResolutionError(f"{name!r} and {into!r} are one entity already")
+            done = merge_entities(kg, keep, gone, how=MANUAL)
+            index.report.resolution.record(done)
+            return done
+
+        return self.edit(merge)
+
+    def split_entities(self, into: str, name: str) -> dict[str, int]:
+        """Undo the merge of ``name`` into ``into`` (automatic or by hand) and keep the two apart from now on;
+        returns what moved back (see :func:`kg_rag.model.resolution.split_entity`). Raises
+        :class:`~kg_rag.errors.EntityResolutionError` when the index records no such merge."""
+
+        def split(index: Any) -> dict[str, int]:
+            kg, resolution = index.kg, index.report.resolution
+            keep = _entity_key(kg, into, resolution)
+            key = canonical_key(name)
+            merge = resolution.merges.get(key)
+            if merge is None or resolution.canonical(key) != keep:
+                raise EntityResolutionError(
+                    f"{name!r} was not merged into {kg.graph.nodes[keep]['name']!r} in this index"
+                )
+            moved = split_entity(kg, Merge(**{**merge.__dict__, "into": keep}), resolution.canonical)
+            resolution.forget(key, merge.into)
+            resolution.apart.add(tuple(sorted((key, keep))))
+            return moved
+
+        return self.edit(split)
+
+    def entity_merges(self) -> list[Merge]:
+        """The merges the index records, automatic and by hand, by the name merged away."""
+        return sorted(self.decisions().merges.values(), key=lambda m: (m.into_name.casefold(), m.name.casefold()))
 
     def retype(self, typer: Any) -> dict[str, Any]:
         """Re-derive relation types (and ids) from the stored predicates; only changed texts are re-embedded.
@@ -227,3 +289,14 @@ class IndexWriter:
             )
             run = extractor.extract(plan.to_extract, progress=self.progress, config=config) if extractor else None
             return self.commit(plan, run, extractor, type_prefix=type_prefix, synonym_threshold=synonym_threshold)
+
+
+def _entity_key(kg: KnowledgeGraph, name: str, resolution: Resolution) -> str:
+    """The key of the entity ``name`` names (its name or its key); an error naming it when there is none. A name
+    merged into another entity names that one."""
+    key = name if name in kg.graph else canonical_key(name)
+    if key not in kg.graph and key in resolution.merges:
+        key = resolution.canonical(key)
+    if key not in kg.graph:
+        raise EntityResolutionError(f"no entity named {name!r} in this index")
+    return key

@@ -1,0 +1,43 @@
+"""``kg-rag entities merge|split|list`` (``kg_rag/cli/entities.py``): resolution by hand from the command line,
+recorded so a re-index keeps it; one-line errors. Issue 43 §5."""
+
+from __future__ import annotations
+
+import shutil
+
+from kg_rag.demo import DEMO_CORPUS
+from kg_rag.store import open_store
+
+from ..cli_support import one_line_error, run
+
+
+def _names(idx) -> set[str]:
+    return {e.name for e in open_store(str(idx)).load().kg.entities()}
+
+
+def test_merge_split_and_list_from_the_command_line(demo_idx, tmp_path, capsys):
+    idx = tmp_path / "idx"
+    shutil.copytree(demo_idx, idx)
+    code, out, _ = run(capsys, "entities", "merge", str(idx), "Maria Chen", "Operations Board")
+    assert code == 0 and "merged 'Operations Board' into 'Maria Chen'" in out
+    assert "Operations Board" not in _names(idx)
+    code, out, _ = run(capsys, "entities", "list", str(idx))
+    assert code == 0 and "Operations Board\t-> Maria Chen\t(manual)" in out
+    # a re-index of the same file keeps the decision
+    assert run(capsys, "index", "--extractions", str(DEMO_CORPUS), "--out", str(idx), "-q")[0] == 0
+    assert "Operations Board" not in _names(idx)
+    code, out, _ = run(capsys, "entities", "split", str(idx), "Maria Chen", "Operations Board")
+    assert code == 0 and "split 'Operations Board' from 'Maria Chen'" in out
+    assert "Operations Board" in _names(idx)
+    assert "(kept apart)" in run(capsys, "entities", "list", str(idx))[1]
+    assert run(capsys, "index", "--extractions", str(DEMO_CORPUS), "--out", str(idx), "-q")[0] == 0
+    assert "Operations Board" in _names(idx)  # the split holds on a re-index too
+
+
+def test_what_cannot_be_merged_or_split_is_one_line_exit_2(demo_idx, tmp_path, capsys):
+    idx = tmp_path / "idx"
+    shutil.copytree(demo_idx, idx)
+    one_line_error(capsys, ["entities", "merge", str(idx), "Maria Chen", "Nobody"], "no entity named 'Nobody'")
+    one_line_error(capsys, ["entities", "split", str(idx), "Maria Chen", "Lars Eriksen"], "was not merged")
+    one_line_error(capsys, ["entities", "list", str(tmp_path / "none")], "no such index directory")
+    assert "no entity was merged into another" in run(capsys, "entities", "list", str(idx))[1]
