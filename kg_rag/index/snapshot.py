@@ -286,6 +286,9 @@ class Snapshot:
     extra: dict[str, Any] = field(default_factory=dict)
     communities: Any = None
     """The index's :class:`~kg_rag.communities.CommunitySet`, if it has one."""
+    aliases: dict[str, str] = field(default_factory=dict)
+    """Entity keys merged into another entity -> that entity's key (:meth:`Resolution.aliases`): a name merged
+    away still finds the entity it became."""
 
     @classmethod
     def from_index(cls, index: GraphIndex, version: str = "") -> Snapshot:
@@ -301,6 +304,7 @@ class Snapshot:
             version or f"memory-{_instance(index)}-{index.kg_version}",
             len(index.kg.documents()),
             communities=index.communities,
+            aliases=index.report.resolution.aliases(),
         )
 
     def check(self) -> None:

@@ -73,6 +73,11 @@ class Resolution:
             seen.add(key)
         return key
 
+    def aliases(self) -> dict[str, str]:
+        """Every key merged away -> the key it resolves to now: a question or a filter that names ``U.S.`` still
+        finds *United States*."""
+        return {key: self.canonical(key) for key in self.merges}
+
     def kept_apart(self, a: str, b: str) -> bool:
         return _pair(a, b) in self.apart
 

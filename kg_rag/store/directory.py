@@ -469,6 +469,7 @@ class OpenGeneration:
             self.path.name,
             self.meta.documents,
             communities=self.communities,
+            aliases=self.report.resolution.aliases(),
         )
         try:
             snap.check()

@@ -214,8 +214,11 @@ class SnapshotBackend(QueryBackend):
         return ColumnScorer(self, self._bm25(), words) if self.cg.n_chunks else TermScorer(self)
 
     def lookup_entities(self, keys: Sequence[str]) -> dict[str, int]:
-        lookup = self.cg.name_lookup
-        return {k: lookup[k] for k in keys if k in lookup}
+        lookup, aliases = self.cg.name_lookup, self.snapshot.aliases
+        out = {k: lookup[k] for k in keys if k in lookup}
+        if aliases and len(out) < len(keys):  # a name merged into another entity finds that one
+            out.update({k: lookup[aliases[k]] for k in keys if k not in out and aliases.get(k) in lookup})
+        return out
 
     # ------------------------------------------------------------------ graph
     def _allowed(self, edge_filter: EdgeFilter) -> np.ndarray:

@@ -53,6 +53,9 @@ def test_merges_and_splits_by_hand_survive_updates_and_re_indexing(location):
     with IndexWriter(open_store(location), EMB) as writer:
         rebuild(writer, corpus())
         assert {"u s", "usa", "united states of america"}.isdisjoint(entities(location))  # resolved at index time
+        with open_store(location).backend().reader() as view:  # a name merged away still finds its entity
+            found = view.lookup_entities(["u s", "united states", "usa"])
+            assert found["u s"] == found["usa"] == found["united states"]
         writer.merge_entities("Canada", "Dominion")
         writer.split_entities("United States", "USA")
         ents = entities(location)

@@ -59,6 +59,7 @@ class PostgresBackend(VersionedBackend):
         self._connections: list[Any] = []
         self._lock = threading.Lock()
         self._types: tuple[int, list[str], dict[str, int]] | None = None
+        self._aliases: tuple[int, dict[str, str]] | None = None
         self._meta: tuple[Any, dict[str, Any], IndexMeta, BackendInfo] | None = None
         self._seen_version: str | None = None
         self._searchers: ThreadPoolExecutor | None = None
@@ -211,6 +212,22 @@ class PostgresBackend(VersionedBackend):
             with self._lock:
                 self._meta = cached
         return cached[1], cached[2], cached[3]
+
+    def aliases(self, conn: Any, version: int) -> dict[str, str]:
+        """Entity keys merged into another entity -> that one's key (the ingest report's resolution record), read
+        again only when the write version changed."""
+        cached = self._aliases
+        if cached is None or cached[0] != version:
+            from kg_rag.model.resolution import Resolution
+
+            row = conn.execute(f"SELECT value -> 'resolution' FROM {self.schema}.meta WHERE key = 'report'").fetchone()
+            try:
+                aliases = Resolution.from_dict(row[0] if row else None).aliases()
+            except ValueError:
+                aliases = {}  # an unreadable record resolves nothing; the report itself says what is wrong
+            cached = (version, aliases)
+            self._aliases = cached
+        return cached[1]
 
     def type_names(self, conn: Any, version: int) -> tuple[list[str], dict[str, int]]:
         cached = self._types

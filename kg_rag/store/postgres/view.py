@@ -443,6 +443,16 @@ class PostgresView(QueryBackend):
             found = {k: int(i) for k, i in rows.fetchall()}
             for k in missing:
                 self._keys[k] = found.get(k)
+            unknown = [k for k in missing if self._keys[k] is None]
+            aliases = self.backend.aliases(self.conn, int(self._load_meta().get("version") or 0)) if unknown else {}
+            merged = {k: aliases[k] for k in unknown if k in aliases}
+            if merged:  # a name merged into another entity finds that one
+                rows = self.conn.execute(
+                    f"SELECT key, id FROM {self.s}.entities WHERE key = ANY(%s)", (sorted(set(merged.values())),)
+                )
+                into = {k: int(i) for k, i in rows.fetchall()}
+                for k, target in merged.items():
+                    self._keys[k] = into.get(target)
         return {k: h for k in keys if (h := self._keys.get(k)) is not None}
 
     # ------------------------------------------------------------------ graph
