@@ -47,6 +47,7 @@ __all__ = [
     "ExtractionResult",
     "ExtractionRun",
     "LLMExtractor",
+    "ParsedRelation",
     "Usage",
     "apply_extraction",
     "usage_summary",
@@ -72,6 +73,14 @@ class ExtractedRelation(BaseModel):
     description: str = Field(default="", description="Short description of the relation in context")
     evidence: str = Field(default="", description="Verbatim quote from the text that states the relation")
     confidence: float = Field(default=1.0, ge=0.0, le=1.0, description="Confidence between 0 and 1")
+
+
+class ParsedRelation(ExtractedRelation):
+    """A relation read off a sentence by a parser rather than named by a model: it carries its predicate as
+    written (``was founded by``), which the relation typer turns into a type (``FOUNDED_BY``) and which is kept on
+    the stored relation, as for OpenIE triples."""
+
+    predicate: str = Field(default="", description="The predicate as written, auxiliaries and preposition kept")
 
 
 class ExtractionResult(BaseModel):
@@ -195,7 +204,7 @@ def apply_extraction(
             rel.source,
             rel.target,
             typer(rel.type),
-            predicate=None,
+            predicate=getattr(rel, "predicate", "") or None,  # a parsed relation keeps what it says
             description=rel.description or None,
             evidence=quote or None,
             confidence=rel.confidence,
