@@ -2,7 +2,9 @@
 NLP extractor (``kg-rag index --corpus FILE --extractor nlp``) or a chat model — rather than read from an OpenIE
 file.
 
-Passages are documents identified by their position (``passage-NNNNN``), as for :func:`import_openie`; a passage
+Passages are documents identified by their position (``passage-NNNNN``), as for :func:`import_openie`, and a
+passage's title names what it is about (``"titled"`` in the chunk's metadata: HippoRAG's passages are ``title`` +
+newline + ``text``, so the title is part of what was written, whether or not the text repeats it); a passage
 already stored with the same text and extracted by the same extractor is not extracted again, a changed one
 replaces its old version, and relations are typed over the whole corpus afterwards (variants merged, rare
 predicates backed off).
@@ -58,7 +60,9 @@ def import_corpus(
 
     fragment = KnowledgeGraph()
     with kg.lock:
-        added = add_passages(fragment, passages, source, report, {"extracted": True, "schema": key}, keep=unchanged)
+        added = add_passages(
+            fragment, passages, source, report, {"extracted": True, "schema": key}, unchanged, {"titled": True}
+        )
     chunks = [chunk for _, chunk in added]
     run = extractor.extract(chunks, progress=progress)
     for chunk in chunks:

@@ -211,10 +211,12 @@ def add_passages(
     report: IngestReport,
     metadata: dict[str, Any] | None = None,
     keep: Any = None,
+    chunk_metadata: dict[str, Any] | None = None,
 ) -> list[tuple[int, Chunk]]:
     """Each corpus passage as a document and one chunk (id ``passage-NNNNN`` by position, the title in metadata);
     malformed and blank passages are skipped and counted. ``keep(i, cid, text)``: passages to leave out (already
-    stored unchanged). Returns the chunks added, with their positions."""
+    stored unchanged); ``chunk_metadata``: more metadata for each chunk. Returns the chunks added, with their
+    positions."""
     resolved = _resolved(source) if source not in _UNNAMED_SOURCES else None
     meta = {**({"path": resolved} if resolved else {}), **(metadata or {})}
     out = []
@@ -231,7 +233,8 @@ def add_passages(
         title = str(p.get("title") or "")
         # `stats --docs` shows the title; the resolved path tells this file from another later
         kg.add_document(cid, source=source, title=title or None, metadata=meta or None)
-        chunk = Chunk(cid, p["text"], cid, {"title": title, "source": source, "index": i}, count_tokens(p["text"]))
+        meta = {"title": title, "source": source, "index": i, **(chunk_metadata or {})}
+        chunk = Chunk(cid, p["text"], cid, meta, count_tokens(p["text"]))
         kg.add_chunk(chunk)
         report.added["chunks"] += 1
         out.append((i, chunk))

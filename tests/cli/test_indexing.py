@@ -453,12 +453,13 @@ def test_stats_lists_types_or_documents_not_both(demo_idx, capsys):
     assert "argument --docs: not allowed with argument --types" in capsys.readouterr().err
 
 
-def test_a_corpus_without_openie_triples_warns_before_embedding(small_files, capsys):
+def test_a_corpus_indexed_without_a_graph_warns_before_embedding(small_files, capsys):
     """A new user's report: ``--corpus`` alone embedded 1 890 passages (85 s) into an index of 0 entities with no
-    word. The passages are still indexed (a dense-only index is a use), with a warning first."""
+    word. Now ``--corpus`` alone extracts a graph with the NLP extractor; chunks only is ``--no-extract``, still
+    indexed (a dense-only index is a use), with a warning first."""
     corpus, openie, fake = str(small_files / "c.json"), str(small_files / "o.json"), ["--embeddings", "fake:16", "-q"]
-    code, out, err = run(capsys, "index", "--corpus", corpus, "--out", str(small_files / "i"), *fake)
+    code, out, err = run(capsys, "index", "--corpus", corpus, "--no-extract", "--out", str(small_files / "i"), *fake)
     assert code == 0
-    assert "warning: --corpus without --openie: the passages are indexed with no graph" in err
+    assert "warning: --corpus with --no-extract: the passages are indexed with no graph" in err
     code, _, err = run(capsys, "index", "--corpus", corpus, "--openie", openie, "--out", str(small_files / "j"), *fake)
-    assert code == 0 and "without --openie" not in err
+    assert code == 0 and "no graph" not in err

@@ -30,6 +30,7 @@ from kg_rag.ingest.nlp.mentions import VALUES, Mention, NameTable, Topic
 from kg_rag.ingest.nlp.parse import Parse
 
 SUBJECTS = frozenset({"nsubj", "nsubjpass", "csubj", "csubjpass"})
+NOUN_SLOTS = frozenset({"nsubj", "nsubjpass", "dobj", "pobj", "attr", "appos", "conj", "dative", "oprd"})
 COPULAS = frozenset({"be", "become", "remain"})
 PERSONAL = frozenset({"he", "she", "him", "his", "her", "hers", "himself", "herself"})
 IMPERSONAL = frozenset({"it", "its", "itself"})
@@ -106,7 +107,7 @@ class Passage:
         if d.lower[i] in RELATIVES and d.tag[i] in ("WDT", "WP", "WP$"):
             clause = next((a for a in d.ancestors(i) if d.dep[a] in ("relcl", "acl")), None)
             return self.ref(d.head[clause], depth + 1) if clause is not None else None
-        if d.pos[i] not in ("NOUN", "PROPN"):
+        if not _nominal(d, i):
             return None
         quantity = self._quantity(i)
         return quantity if quantity is not None else self._described(i, depth)
@@ -184,6 +185,20 @@ class Passage:
             del self.recent[:-8]
 
 
+def _nominal(d: Parse, i: int) -> bool:
+    """A noun, or an adjective used as one (``a 1974 single``, ``the single``)."""
+    return d.pos[i] in ("NOUN", "PROPN") or (
+        d.pos[i] == "ADJ" and d.dep[i] in NOUN_SLOTS and d.kid(i, "det") is not None
+    )
+
+
+def _listed(p: Passage, i: int) -> list[Ref]:
+    """The entities a list in apposition names a generic noun with (``four members: A, B and C``)."""
+    if i in p.by_token and not p.by_token[i].is_value:
+        return []
+    return [r for a in p.doc.kids(i, "appos") for r in _refs(p, a)]
+
+
 def _resolved(ref: Ref | None) -> Ref | None:
     return None if ref is None else Ref(ref.name, ref.label, True)
 
@@ -211,10 +226,23 @@ def _refs(p: Passage, i: int) -> list[Ref]:
 
 
 # ------------------------------------------------------------------ predicates
+_CONTRACTED = {
+    "'s": "is",
+    "’s": "is",
+    "'re": "are",
+    "’re": "are",
+    "'ve": "have",
+    "’ve": "have",
+    "n't": "not",
+    "n’t": "not",
+}
+
+
 def _words(d: Parse, group: list[int], *rest: int | str) -> str:
     """The predicate: the verb group in its order, then what follows it in the order it is said (a fronted
-    preposition, ``Via the river, X is ...``, still follows the verb)."""
-    return " ".join(w if isinstance(w, str) else d.lower[w] for w in [*sorted(group), *rest])
+    preposition, ``Via the river, X is ...``, still follows the verb); contractions written out (``'s`` -> ``is``)."""
+    words = (w if isinstance(w, str) else d.lower[w] for w in [*sorted(group), *rest])
+    return " ".join(_CONTRACTED.get(w, w) for w in words)
 
 
 def _verb_group(d: Parse, v: int) -> list[int]:
@@ -288,6 +316,8 @@ def _complements(d: Parse, v: int) -> list[int]:
     was granted ...``) or a relative (``the town in which ...``). A verb with none shares those of the verb
     coordinated with it: ``written and recorded by X`` says who wrote it too."""
     own = [c for c in d.children[v] if d.dep[c] in COMPLEMENTS and (c > v or d.dep[c] not in ("prep", "agent"))]
+    # an apposition hangs off nouns only: a name after a verb labelled so is the verb's object, mislabelled
+    own += [c for c in d.kids(v, "appos") if c > v and d.pos[v] == "VERB" and not d.kids(v, "dobj")]
     own += [c for c in d.kids(v, "prep") if c < v and (_relative(d, c) or _dated(d, c))]
     if not own:
         for c in d.kids(v, "conj"):
@@ -319,14 +349,18 @@ def _verb(p: Passage, v: int, evidence: str) -> Iterator[Triple]:
         (
             c
             for c in d.kids(v, "attr" if copula else "dobj")
-            if d.pos[c] == "NOUN" and c not in p.by_token and (copula or p.ref(c) is None)
+            if _nominal(d, c) and d.pos[c] != "PROPN" and c not in p.by_token and (copula or p.ref(c) is None)
         ),
         None,
     )
     described = _noun_words(d, generic) if generic is not None else []
     for c in _complements(d, v):
         dep = d.dep[c]
-        if dep in ("dobj", "dative") or (dep == "oprd" and c != complement):
+        if dep in ("dobj", "dative", "appos") or (dep == "oprd" and c != complement):
+            listed = _listed(p, c)
+            if listed:  # "had four members: A, B and C"
+                yield from _emit(subjects, _words(d, group, *_noun_words(d, c)), listed, evidence)
+                continue
             objects = _refs(p, c)
             if objects:
                 yield from _emit(subjects, _words(d, group), objects, evidence)
@@ -334,9 +368,13 @@ def _verb(p: Passage, v: int, evidence: str) -> Iterator[Triple]:
                 for prep in d.kids(c, "prep"):
                     yield from _via(p, subjects, _words(d, group, *_noun_words(d, c), prep), prep, evidence)
         elif dep in ("prep", "agent"):
-            if d.lower[c] == "as":  # "wound up as Djibouti's first president": a role
-                yield from _roles(p, subjects, [*sorted(group), c], d.kids(c, "pobj"), evidence)
+            if d.lower[c] == "as":  # "wound up as Djibouti's first president": the subject is in that role
+                yield from _roles(p, subjects, d.kids(c, "pobj"), evidence)
             yield from _via(p, subjects, _words(d, group, *described, c), c, evidence)
+            for o in d.kids(c, "pobj"):  # "born on 7 November 1867 in Warsaw": a date takes no place, the verb does
+                if d.ent[o] in ("DATE", "TIME"):
+                    for inner in d.kids(o, "prep"):
+                        yield from _via(p, subjects, _words(d, group, *described, inner), inner, evidence)
         elif dep == "attr" and copula:
             yield from _copula(p, v, group, c, subjects, evidence)
         elif dep == "acomp" and copula:
@@ -362,8 +400,9 @@ def _via(p: Passage, subjects: list[Ref], words: str, prep: int, evidence: str) 
                 yield from _emit(subjects, longer, _prep_objects(p, inner), evidence)
 
 
-def _roles(p: Passage, subjects: list[Ref], lead: list[int | str], nouns: list[int], evidence: str) -> Iterator[Triple]:
-    """``X is Y's president``, ``X served as Y's president``: X -[president of]-> Y."""
+def _roles(p: Passage, subjects: list[Ref], nouns: list[int], evidence: str) -> Iterator[Triple]:
+    """``X is Y's president``, ``X served as Y's first president``: the subject holds the role, ``X -[is president
+    of]-> Y`` (the verb that put it there is not the relation)."""
     d = p.doc
     for n in nouns:
         owner_tok = d.kid(n, "poss")
@@ -371,7 +410,7 @@ def _roles(p: Passage, subjects: list[Ref], lead: list[int | str], nouns: list[i
             continue
         owner = p.ref(owner_tok)
         if owner is not None and not owner.is_value:
-            yield from _emit(subjects, _words(d, [], *lead, *_noun_words(d, n), "of"), [owner], evidence)
+            yield from _emit(subjects, _words(d, [], "is", *_noun_words(d, n), "of"), [owner], evidence)
 
 
 def _copula(p: Passage, v: int, group: list[int], attr: int, subjects: list[Ref], evidence: str) -> Iterator[Triple]:
@@ -385,7 +424,7 @@ def _copula(p: Passage, v: int, group: list[int], attr: int, subjects: list[Ref]
             yield from _emit(subjects, _words(d, group), named, evidence)
         return
     for a in attrs:
-        if d.pos[a] != "NOUN":
+        if not _nominal(d, a) or d.pos[a] == "PROPN":
             continue
         for s in subjects:
             if p.topic is not None and s.name == p.topic.name:
@@ -393,7 +432,7 @@ def _copula(p: Passage, v: int, group: list[int], attr: int, subjects: list[Ref]
             p.descriptions.setdefault(s.name, _description(d, a))
         for prep in d.kids(a, "prep"):
             yield from _via(p, subjects, _words(d, group, *_noun_words(d, a), prep), prep, evidence)
-        yield from _roles(p, subjects, sorted(group), [a], evidence)
+        yield from _roles(p, subjects, [a], evidence)
 
 
 def _description(d: Parse, n: int) -> str:
@@ -405,7 +444,7 @@ def _description(d: Parse, n: int) -> str:
 def _noun(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
     """Relations a noun phrase states without a verb: an apposition with a relational noun (``Jan, the editor of
     J``: ``Jan -[is editor of]-> J``), a possessive (``Canada's capital, Ottawa``; ``its editor is Jan``: the owner's
-    attribute, ``Canada -[capital is]-> Ottawa``)."""
+    attribute, ``Canada -[has capital]-> Ottawa``)."""
     d = p.doc
     if n in p.by_token:
         return
@@ -437,7 +476,7 @@ def _noun(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
 
 def _topic_attribute(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
     """``The capital is Nashville`` in a passage about Tennessee: a relational noun subject with no possessor and a
-    named or measured complement is an attribute of the passage's topic (``Tennessee -[capital is]-> Nashville``)."""
+    named or measured complement is an attribute of the passage's topic (``Tennessee -[has capital]-> Nashville``)."""
     d = p.doc
     h = d.head[n]
     if p.topic is None or d.dep[n] not in ("nsubj",) or d.lemma(h) != "be" or d.pos[n] != "NOUN":
@@ -455,9 +494,10 @@ def _topic_attribute(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
 
 def _attribute(d: Parse, n: int) -> str:
     """The predicate of an attribute read off a relational noun: ``Canada's capital, Ottawa`` and ``its capital is
-    Ottawa`` are both ``Canada -[capital is]-> Ottawa``, the owner first, so a value (``6.8 inches``) is an object."""
+    Ottawa`` are both ``Canada -[has capital]-> Ottawa``, the owner first (so a value, ``6.8 inches``, is an object)
+    and *has* saying which way it reads."""
     adjectives = [c for c in d.kids(n, "amod") if c < n and d.pos[c] == "ADJ" and not d.ent[c] == "ORDINAL"]
-    return _words(d, adjectives + _noun_words(d, n), "is")
+    return _words(d, [], "has", *sorted(adjectives + _noun_words(d, n)))
 
 
 def _emit(subjects: list[Ref], predicate: str, objects: list[Ref], evidence: str) -> Iterator[Triple]:

@@ -35,10 +35,11 @@ from kg_rag.ingest.nlp.mentions import (
     PASSAGE_VALUES,
     NameTable,
     Topic,
+    bare_title,
     find_mentions,
     title_name,
 )
-from kg_rag.ingest.nlp.parse import Parse
+from kg_rag.ingest.nlp.parse import Parse, mask_codes
 from kg_rag.model import Chunk
 from kg_rag.model.relation_types import RelationTyper
 from kg_rag.model.schema import DEFAULT_ENTITY_TYPE, DEFAULT_RELATION_PATTERNS, RELATED, canonical_key
@@ -111,11 +112,12 @@ class NLPExtractor:
 
         run = ExtractionRun()
         texts = [_parsable(c.text) for c in chunks]
-        docs = self.nlp.pipe(texts, batch_size=self.batch_size, n_process=self.workers)
+        docs = self.nlp.pipe(map(mask_codes, texts), batch_size=self.batch_size, n_process=self.workers)
         with tqdm(total=len(chunks), desc="extracting (nlp)", unit="chunk", disable=not progress) as bar:
-            for chunk, doc in zip(chunks, docs):
+            for chunk, text, doc in zip(chunks, texts, docs):
                 try:
-                    run.results[chunk.id] = read_passage(doc, _title(chunk))
+                    titled = bool((chunk.metadata or {}).get("titled"))
+                    run.results[chunk.id] = read_passage(doc, _title(chunk), text, titled=titled)
                 except Exception as exc:  # one odd parse never sinks the run
                     logger.warning("NLP extraction failed for chunk %s: %s", chunk.id, exc)
                     run.failures[chunk.id] = exc
@@ -150,10 +152,17 @@ def _title(chunk: Chunk) -> str | None:
     return str(title).strip() or None if title else None
 
 
-def read_passage(spacy_doc: Any, title: str | None) -> ExtractionResult:
-    """Entities and relations of one parsed passage (``title``: its topic, when it has one)."""
-    doc = Parse(spacy_doc)
-    topic = Topic(title_name(title, spacy_doc.text)) if title else None
+def read_passage(
+    spacy_doc: Any, title: str | None, source: str | None = None, *, titled: bool = False
+) -> ExtractionResult:
+    """Entities and relations of one parsed passage. ``title``: what it is about when the text writes it, or
+    whether or not it does when ``titled`` (a corpus passage whose title is its subject's name); ``source``: the
+    text before :func:`~kg_rag.ingest.nlp.parse.mask_codes`."""
+    doc = Parse(spacy_doc, source)
+    name = title_name(title, doc.source) if title else None
+    if name is None and title and titled:
+        name = bare_title(title)
+    topic = Topic(name) if name else None
     mentions = find_mentions(doc, topic)
     if topic is not None:
         topic.label = _topic_label(doc, mentions)

@@ -65,7 +65,7 @@ def load_pipeline(name: str | None = None) -> Any:
         raise ConfigurationError(f"spaCy pipeline {chosen!r} has no {' or '.join(missing)}; the extractor needs both")
     unused = [c for c in nlp.pipe_names if c not in NEEDED]
     if unused:
-        nlp.disable_pipes(*unused)
+        nlp.select_pipes(disable=unused)
     logger.info("spaCy pipeline %s %s loaded", chosen, nlp.meta.get("version", "?"))
     return nlp
 

@@ -62,11 +62,6 @@ SPLIT_AT_AND = frozenset({"PERSON", "LOCATION"})
 """Types whose recognised spans are split at a coordination the parse sees (``Oswego and Pulaski``)."""
 NAME_LINKS = frozenset({"of", "for", "de", "del", "della", "der", "des", "du", "da", "di", "van", "von", "la", "le"})
 """Lower-case words a proper name may hold between capitalised parts (``University of Copenhagen``)."""
-FEATURES = frozenset(
-    """mountains mountain valley river lake island islands bay sea ocean desert forest peninsula range hills hill
-    falls canyon creek strait gulf basin plateau plateaus coast cape glacier mount pass sound delta""".split()
-)
-"""Geographic feature words a name may end with in lower case (``Harz mountains``): the toponym's kind."""
 SUFFIXES = frozenset({"jr", "jr.", "sr", "sr.", "ii", "iii", "iv", "v", "junior", "senior"})
 ARTICLES = frozenset({"the", "a", "an"})
 OPEN_QUOTES = frozenset({"``", '"', "“", "‘"})
@@ -106,18 +101,23 @@ class Topic:
     kinds: set[str] = field(default_factory=set)
 
 
-def title_name(title: str, text: str) -> str:
+def title_name(title: str, text: str) -> str | None:
     """The name a passage's title has in its text: the title without a bracketed qualifier, cut at its first
-    comma when only that part is written (``Johnnycake, West Virginia`` -> ``Johnnycake``); the whole title (less
-    its qualifier) when the text never writes it."""
-    bare = _QUALIFIER.sub("", " ".join(str(title).split())) or " ".join(str(title).split())
+    comma when only that part is written (``Johnnycake, West Virginia`` -> ``Johnnycake``); ``None`` when the text
+    never writes it (a heading such as "Organisation chart: engineering" names no entity)."""
+    bare = bare_title(title)
     candidates = [bare]
     if "," in bare:
         candidates.append(bare.split(",", 1)[0].strip())
     for candidate in candidates:
         if candidate and _title_pattern(candidate).search(text):
             return candidate
-    return bare
+    return None
+
+
+def bare_title(title: str) -> str:
+    """A title without its bracketed qualifier (``Hello Love (song)`` -> ``Hello Love``)."""
+    return _QUALIFIER.sub("", " ".join(str(title).split())) or " ".join(str(title).split())
 
 
 def _title_pattern(name: str) -> re.Pattern[str]:
@@ -143,14 +143,21 @@ def find_mentions(doc: Parse, topic: Topic | None) -> list[Mention]:
     if topic is not None:
         found += _topic_mentions(doc, topic)
     found += _quoted(doc)
-    found += _entities(doc)
-    found += _proper_phrases(doc)
+    found += [_with_article(doc, m) for m in (*_entities(doc), *_proper_phrases(doc))]
     return _non_overlapping(found, doc.n)
+
+
+def _with_article(doc: Parse, m: Mention) -> Mention:
+    """``by The Beatles``: a capitalised *The* mid-sentence right before a name is part of it."""
+    before = m.start - 1
+    if m.kind in ("ner", "name") and before >= 0 and doc.text[before] == "The" and not doc.is_sent_start(before):
+        return Mention(before, m.end, _text(doc, before, m.end), m.label, m.kind)
+    return m
 
 
 def _topic_mentions(doc: Parse, topic: Topic) -> list[Mention]:
     out = []
-    for match in _title_pattern(topic.name).finditer(doc.doc.text):
+    for match in _title_pattern(topic.name).finditer(doc.source):
         span = doc.doc.char_span(match.start(), match.end(), alignment_mode="expand")
         if span is not None:
             out.append(Mention(span.start, span.end, topic.name, topic.label or "", "topic"))
@@ -206,8 +213,8 @@ def _entities(doc: Parse) -> list[Mention]:
         if label is None:
             continue
         start, end = _trim(doc, ent.start, ent.end)
-        if end <= start:
-            continue
+        if end <= start or any(doc.masked[start:end]):
+            continue  # a masked code: named from the parse (its type is not the recogniser's guess)
         if label in VALUES:
             if label == "DATE" and not any(doc.num[i] or doc.lower[i] in MONTHS for i in range(start, end)):
                 continue  # "monthly", "summer", "the next year": no date written
@@ -258,8 +265,8 @@ def _proper_phrases(doc: Parse) -> list[Mention]:
     out = []
     tag, head, dep = doc.tag, doc.head, doc.dep
     for i in range(doc.n):
-        if tag[i] not in PROPER or (dep[i] == "compound" and tag[head[i]] in PROPER and head[i] > i):
-            continue
+        if tag[i] not in PROPER or (dep[i] == "compound" and head[i] > i and _continues(doc, i)):
+            continue  # not the last word of its name
         start, end = _trim(doc, _left_edge(doc, i), _right_extension(doc, i))
         if end <= start or not any(doc.text[k][:1].isupper() for k in range(start, end)):
             continue
@@ -269,12 +276,24 @@ def _proper_phrases(doc: Parse) -> list[Mention]:
     return out
 
 
+def _continues(doc: Parse, i: int) -> bool:
+    """Whether the proper noun after compound ``i`` carries its name on: its head (``Jan`` -> ``Solovej``) or a
+    sibling compound of the same head (``Project`` and ``Atlas`` in "Project Atlas pilot")."""
+    nxt = i + 1
+    if nxt >= doc.n or doc.tag[nxt] not in PROPER:
+        return False
+    return doc.head[i] == nxt or (doc.dep[nxt] == "compound" and doc.head[nxt] == doc.head[i])
+
+
 def _left_edge(doc: Parse, i: int) -> int:
     start = i
     first = doc.sent_start(i)
     while start > first:
         prev = start - 1
-        if not start <= doc.head[prev] <= i:  # attached outside the name: not a part of it
+        inside = start <= doc.head[prev] <= i or (
+            doc.dep[prev] == "compound" and doc.dep[i] == "compound" and doc.head[prev] == doc.head[i]
+        )
+        if not inside:  # attached outside the name: not a part of it
             break
         if doc.tag[prev] in PROPER or (doc.num[prev] and doc.dep[prev] in ("nummod", "compound")):
             start -= 1
@@ -282,6 +301,8 @@ def _left_edge(doc: Parse, i: int) -> int:
             start -= 1
         elif doc.tag[prev] == "JJ" and doc.title[prev] and not doc.is_sent_start(prev) and doc.dep[prev] == "amod":
             start -= 1  # "American Institute": a capitalised adjective inside a name
+        elif doc.title[prev] and doc.dep[prev] == "compound" and doc.is_sent_start(prev):
+            start -= 1  # "Directive 2019-03", "Storage Policy v1": a capitalised first word of the name, tagged a noun
         else:
             break
     return start
@@ -289,11 +310,13 @@ def _left_edge(doc: Parse, i: int) -> int:
 
 def _right_extension(doc: Parse, i: int) -> int:
     """``Institute`` + ``of Physics``, ``Route`` + ``219``, ``Strauss`` + ``II``, ``Harz`` + ``mountains``: the parts
-    a name continues with."""
+    a name continues with (a common noun only when the name is definite: not "a Harvard professor")."""
     sent_end = doc.sent_end(i)
     end = i + 1
-    if end < sent_end and doc.lower[end] in FEATURES and doc.head[i] == end and doc.dep[i] == "compound":
-        return end + 1  # a place name with the kind of place it is: "Ecker valley", "Pitchstone plateaus"
+    if end < sent_end and doc.head[i] == end and doc.dep[i] == "compound" and doc.tag[end] in ("NN", "NNS"):
+        det = doc.kid(end, "det")
+        if det is None or doc.lower[det] in ("the", "this"):
+            return end + 1  # a name with the kind of thing it names: "Ecker valley", "the Data Platform team"
     while end < sent_end:
         if doc.num[end] and doc.head[end] == end - 1:
             end += 1

@@ -1,14 +1,54 @@
-"""A parsed passage as plain lists, read once from the spaCy ``Doc``.
+"""A parsed passage as plain lists, read once from the spaCy ``Doc``; and the masking of codes before parsing.
 
 Every rule reads tags, dependencies and heads many times; through spaCy's ``Token`` objects each access builds a
 new object, which cost more than the parse the rules read. Here each token is an index into lists.
+
+Codes (``IR-2023-14``, ``Directive 2019-03``, ``EO 14028``) are what policies and filings name things by, and a small
+tagger reads their digits and hyphens as punctuation and numbers, which breaks the parse of the whole sentence
+("supersedes" becomes a plural noun). They are masked before parsing by a capitalised word of the same length
+(``Qxxxxxx``), which the tagger reads as the proper noun a code is, and every text is read back from the original
+at the same offsets.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from kg_rag.model.relation_types import lemma
+
+_CODE = re.compile(
+    r"(?<![\w-])[A-Z][A-Za-z]{0,7}-\d+(?:[-/.]\d+)*(?![\w-])"  # IR-2023-14, POL-7, COVID-19
+    r"|(?<=[A-Za-z] )\d+(?:[-/.]\d+)*(?![\w/-])"  # Directive 2019-03, Release 1.5.2, Statute 2021
+)
+_DESIGNATOR = re.compile(r"([A-Za-z][\w.]*)\s$")
+_NOT_DESIGNATORS = frozenset(
+    """january february march april may june july august september october november december jan feb mar apr jun jul
+    aug sep sept oct nov dec in on at by from to since until before after around about over under between and or of
+    the a an for with during than as per circa nearly approximately some only just almost all every each top than
+    page pages figure table no number""".split()
+)
+
+
+def mask_codes(text: str) -> str:
+    """``text`` with each code replaced by a capitalised word of the same length (see the module docstring); a
+    number after a month or a preposition (``March 2019-03``, ``in 1990-91``) is left alone."""
+
+    def masked(m: re.Match[str]) -> str:
+        word = m.group()
+        if word[0].isdigit():
+            before = _DESIGNATOR.search(text, max(0, m.start() - 30), m.start())
+            designator = before.group(1) if before is not None else ""
+            if (
+                not designator[:1].isupper()
+                or designator.casefold() in _NOT_DESIGNATORS
+                or designator.casefold().endswith("ly")
+                or ("." not in word and "-" not in word and "/" not in word and len(word) < 2)
+            ):
+                return word
+        return "Q" + "x" * (len(word) - 1)
+
+    return _CODE.sub(masked, text) if any(ch.isdigit() for ch in text) else text
 
 
 class Parse:
@@ -33,17 +73,27 @@ class Parse:
         "alpha",
         "stop",
         "idx",
+        "source",
+        "masked",
         "children",
         "sents",
         "sent_of",
     )
 
-    def __init__(self, doc: Any) -> None:
+    def __init__(self, doc: Any, source: str | None = None) -> None:
+        """``source``: the text before :func:`mask_codes` (the same length), which every text is read from."""
         toks = list(doc)
         self.doc = doc
         self.n = len(toks)
-        self.text = [t.text for t in toks]
-        self.lower = [t.lower_ for t in toks]
+        self.source = source if source is not None and len(source) == len(doc.text) else doc.text
+        self.idx = [t.idx for t in toks]
+        if self.source is doc.text:
+            self.text = [t.text for t in toks]
+            self.masked = [False] * self.n
+        else:
+            self.text = [self.source[i : i + len(t.text)] for i, t in zip(self.idx, toks)]
+            self.masked = [a != t.text for a, t in zip(self.text, toks)]
+        self.lower = [t.lower() for t in self.text]
         self.tag = [t.tag_ for t in toks]
         self.pos = [t.pos_ for t in toks]
         self.dep = [t.dep_ for t in toks]
@@ -55,7 +105,6 @@ class Parse:
         self.punct = [t.is_punct for t in toks]
         self.alpha = [t.is_alpha for t in toks]
         self.stop = [t.is_stop for t in toks]
-        self.idx = [t.idx for t in toks]
         self.children: list[list[int]] = [[] for _ in toks]
         for i, h in enumerate(self.head):
             if h != i:
@@ -107,7 +156,7 @@ class Parse:
         if end <= start:
             return ""
         last = end - 1
-        return self.doc.text[self.idx[start] : self.idx[last] + len(self.text[last])]
+        return self.source[self.idx[start] : self.idx[last] + len(self.text[last])]
 
     def ancestors(self, i: int) -> list[int]:
         out = []
