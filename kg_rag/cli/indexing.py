@@ -206,10 +206,12 @@ def _print_changes(args, changes, extractor, report, old) -> bool:
         from kg_rag.ingest.reindex import named
 
         print(f"  deleted {named(changes.removed)}")
-    if extractor is not None:
+    if extractor is not None and getattr(extractor, "calls_model", True):
         from kg_rag.ingest.extract import usage_summary
 
         print("llm usage: " + usage_summary(report.usage, changes.chunks_extracted + changes.chunks_failed))
+    elif extractor is not None:
+        print(f"nlp extraction: {extractor.model_name}, no chat calls")
     if not kept:
         what = f"{args.out} was not changed" if old is not None else "no index was written"
         print(f"kg-rag: every extraction failed; {what}", file=sys.stderr)

@@ -88,6 +88,10 @@ def check_planning_args(args: argparse.Namespace) -> Any:
         raise CLIError("--schema is for --docs (the only input a chat model extracts)")
     if args.schema and args.no_extract:
         raise CLIError("--schema has no effect with --no-extract: drop one of them")
+    if args.llm_timeout is not None:  # a bad value is refused whichever extractor runs
+        from kg_rag.langchain.chat import llm_timeout
+
+        llm_timeout(args.llm_timeout)
     if args.delete_others and args.update:
         raise CLIError("--delete-others is for a rebuild without --update (--update deletes nothing)")
     if args.dry_run and not args.docs:

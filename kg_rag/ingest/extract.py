@@ -200,11 +200,12 @@ def apply_extraction(
         if quote and quote.casefold() not in haystack:
             report.warn("evidence_not_in_text")
             quote = ""
+        predicate = getattr(rel, "predicate", "") or None  # a parsed relation keeps what it says
         kg.add_relation(
             rel.source,
             rel.target,
-            typer(rel.type),
-            predicate=getattr(rel, "predicate", "") or None,  # a parsed relation keeps what it says
+            typer(predicate) if predicate and upper_snake(rel.type) == RELATED else typer(rel.type),
+            predicate=predicate,
             description=rel.description or None,
             evidence=quote or None,
             confidence=rel.confidence,

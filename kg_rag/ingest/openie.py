@@ -233,8 +233,8 @@ def add_passages(
         title = str(p.get("title") or "")
         # `stats --docs` shows the title; the resolved path tells this file from another later
         kg.add_document(cid, source=source, title=title or None, metadata=meta or None)
-        meta = {"title": title, "source": source, "index": i, **(chunk_metadata or {})}
-        chunk = Chunk(cid, p["text"], cid, meta, count_tokens(p["text"]))
+        about = {"title": title, "source": source, "index": i, **(chunk_metadata or {})}
+        chunk = Chunk(cid, p["text"], cid, about, count_tokens(p["text"]))
         kg.add_chunk(chunk)
         report.added["chunks"] += 1
         out.append((i, chunk))

@@ -14,7 +14,7 @@ The grammatical shapes handled, each from its syntax rather than from a word lis
 * a relative or reduced relative clause, whose subject is the noun it modifies (``a ballet written by Strauss``),
   and a noun that is only a description of an entity (the complement of a copula, an apposition) standing for it;
 * a copula with a relational noun (``X is the capital of Y``) or adjective (``X is similar to Y``), and an inverted
-  copula (``Situated within the fort is X``);
+  passive (``Located in Paris is the Louvre``);
 * appositions (``Jan, the editor of J``), possessives (``Canada's capital, Ottawa``; ``its editor is Jan``), a list
   that names a generic object (``three members: A, B and C``), places written ``Town, State``, and lifespans in
   brackets (``X (born 9 August 1957)``, ``X (1920 – 2010)``);
@@ -38,7 +38,7 @@ PLURAL = frozenset({"they", "them", "their", "theirs", "themselves"})
 RELATIVES = frozenset({"who", "whom", "which", "that", "whose"})
 PLACE_NOUNS = frozenset(
     """state city town county province region village country island republic kingdom borough district
-    municipality township parish commune prefecture territory capital""".split()
+    municipality township parish commune prefecture territory""".split()
 )
 """Nouns whose ``of`` complement is the place itself: "the city of Rome" is Rome, "the U.S. state of Michigan" is
 Michigan (an appositive genitive)."""
@@ -154,10 +154,11 @@ class Passage:
         return None
 
     def _names_topic(self, i: int) -> bool:
-        """``the city`` in a passage about Oklahoma City: the common noun the topic's name ends with."""
+        """``the city`` in a passage about Oklahoma City, ``the fort`` in one about Fort George: a common noun the
+        topic's name starts or ends with (not a person's: "the snow" is not Hank Snow)."""
         assert self.topic is not None
-        last = self.topic.name.split()[-1].casefold() if self.topic.name.split() else ""
-        return len(self.topic.name.split()) > 1 and self.doc.lower[i] == last
+        words = self.topic.name.casefold().split()
+        return len(words) > 1 and self.topic.label != "PERSON" and self.doc.lower[i] in (words[0], words[-1])
 
     def _topic_ref(self, *, resolved: bool) -> Ref | None:
         if self.topic is None:
@@ -171,7 +172,7 @@ class Passage:
             fits = [r for r in self.recent if r.label == "PERSON"]
             topic_fits = self.topic is not None and self.topic.label in ("PERSON", "", None)
         elif pronoun in IMPERSONAL or pronoun in PLURAL:
-            fits = [r for r in self.recent if r.label not in ("PERSON", "") and not r.is_value]
+            fits = [r for r in self.recent if r.label != "PERSON" and not r.is_value]
             topic_fits = self.topic is not None and self.topic.label != "PERSON"
         else:
             return None
@@ -264,6 +265,9 @@ def _subjects(p: Passage, v: int, depth: int = 0) -> list[Ref]:
         m = p.by_token.get(c)
         if m is not None and m.end <= v and m.kind in ("quote", "topic"):
             return [p.mention_ref(m)]
+    for aux in d.kids(v, "auxpass", "aux"):  # inverted: "Located in Paris is the Louvre" = the Louvre is located in
+        if aux > v:
+            return [r for a in d.kids(aux, "attr") for r in _refs(p, a)]
     if depth > 3:
         return []
     dep, h = d.dep[v], d.head[v]

@@ -77,6 +77,9 @@ class NLPExtractor:
     the entity its pronouns and descriptions ("the song") refer to.
     """
 
+    calls_model = False
+    """No chat model is called (callers print no token usage)."""
+
     def __init__(
         self,
         pipeline: str | Any | None = None,

@@ -164,6 +164,13 @@ SHAPES = [
         set(),
     ),
     (
+        "inverted passive",
+        None,
+        "Located in Paris is the Louvre Museum.",
+        {("Louvre Museum", "LOCATED_IN", "Paris")},
+        {("Paris", "LOCATED_IN", "Louvre Museum")},
+    ),
+    (
         "list after a colon",
         None,
         "The Beatles had four members: John Lennon, Paul McCartney, George Harrison and Ringo Starr.",
