@@ -35,9 +35,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise CLIError(f"{exc} (the explorer needs the serve extra: pip install 'kg-rag[serve]')") from exc
     retriever = _retriever(args)
     if args.host not in LOCAL_HOSTS:
-        logger.warning("serving on %s: the explorer has no authentication; put it behind a reverse proxy", args.host)
+        logger.warning(
+            "serving on %s: the explorer has no authentication; put it behind a reverse proxy (requests for a host "
+            "name other than 127.0.0.1, localhost and --host are refused unless named with --allow-host)",
+            args.host,
+        )
     print(f"kg-rag explorer for {args.index}: http://{args.host}:{args.port}/  (Ctrl-C stops it)", flush=True)
-    serve(retriever, args.host, args.port, log_level="info" if args.verbose else "warning")
+    level = "info" if args.verbose else "warning"
+    serve(retriever, args.host, args.port, log_level=level, allowed_hosts=args.allow_host or ())
     return 0
 
 
@@ -79,6 +84,13 @@ def add_parsers(sub) -> None:
     p.add_argument("index", help="index directory or postgresql:// URI")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     p.add_argument("--port", type=count_at_least(1), default=8765, help="port (default: 8765)")
+    p.add_argument(
+        "--allow-host",
+        action="append",
+        metavar="NAME",
+        help="also answer requests for this host name (repeatable; '*' for any). Requests naming another host than "
+        "127.0.0.1, localhost or --host are refused, so a web page cannot reach the explorer by DNS rebinding",
+    )
     p.add_argument("--embeddings", default=None, help="query embeddings (default: the model the index records)")
     p.add_argument("--preset", default="default", help="retrieval preset: default | seed003")
     add_filter_arguments(p)
