@@ -166,10 +166,13 @@ def apply_extraction(
     Self-loops (two names that are one entity) and relations with an empty end are skipped and counted,
     the self-loops by name; evidence quotes that do not occur in the chunk text are dropped (counted) so
     stored evidence is always real text; an answer with more entities or relations than the chunk has words
-    is cut to that many (counted).
+    is cut to that many (counted). An entity the chunk does not mention, and a relation with such an end, is
+    dropped and counted by name (``entity_not_in_text``, ``member_not_in_text``; see
+    :mod:`kg_rag.ingest.grounding`).
     """
     report = report if report is not None else IngestReport()
     haystack = " ".join(chunk.text.split()).casefold()
+    unmentioned = _unmentioned(chunk)
     cap = entity_cap(chunk.text)
     entities, relations = result.entities, result.relations
     if len(entities) > cap:
@@ -182,7 +185,7 @@ def apply_extraction(
         if not clean_display_name(ent.name):
             report.skip("empty_entity_name")
             continue
-        if report.refuses("entity", ent.name):
+        if report.refuses("entity", ent.name) or unmentioned("entity", ent.name, report=report):
             continue
         kg.add_entity(ent.name, ent.type, ent.description or None, chunk_id=chunk.id, doc_id=chunk.doc_id)
         report.added["entities"] += 1
@@ -194,7 +197,9 @@ def apply_extraction(
         if canonical_key(rel.source) == canonical_key(rel.target):
             report.skip("self_loop", example=f"{rel.source!r} -> {rel.target!r}")
             continue
-        if report.refuses("member", rel.source, rel.target):
+        if report.refuses("member", rel.source, rel.target) or unmentioned(
+            "member", rel.source, rel.target, report=report
+        ):
             continue
         quote = " ".join(rel.evidence.split()) if rel.evidence else ""
         if quote and quote.casefold() not in haystack:
@@ -215,6 +220,23 @@ def apply_extraction(
             target_type=types.get(canonical_key(rel.target)),
         )
         report.added["relations"] += 1
+
+
+def _unmentioned(chunk: Chunk) -> Any:
+    """``unmentioned(kind, *names, report=...)``: whether one of ``names`` is not mentioned in ``chunk`` (an
+    extractor's invention); if so it is counted as ``<kind>_not_in_text`` with the chunk and the names."""
+    from kg_rag.ingest.grounding import ChunkText
+    from kg_rag.model.schema import shown_name
+
+    text = ChunkText(chunk.text)
+
+    def unmentioned(kind: str, *names: str, report: IngestReport) -> bool:
+        if all(text.mentions(name) for name in names):
+            return False
+        report.skip(f"{kind}_not_in_text", example=f"{chunk.id}: " + " -> ".join(shown_name(n) for n in names))
+        return True
+
+    return unmentioned
 
 
 @dataclass

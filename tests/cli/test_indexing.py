@@ -463,3 +463,30 @@ def test_a_corpus_indexed_without_a_graph_warns_before_embedding(small_files, ca
     assert "warning: --corpus with --no-extract: the passages are indexed with no graph" in err
     code, _, err = run(capsys, "index", "--corpus", corpus, "--openie", openie, "--out", str(small_files / "j"), *fake)
     assert code == 0 and "no graph" not in err
+
+
+def test_invented_entities_are_not_stored_and_their_count_is_printed(tmp_path, capsys):
+    """Issue 46: an extraction naming ``Zorblax Unseen -[SUPERSEDES]-> Quux Phantom``, absent from its chunk, was
+    stored and served, exit 0, nothing counted. It is dropped, and the run says how many were."""
+    doc = {
+        "id": "memo.md",
+        "text": "Directive 2023-07 supersedes Directive 2019-03.",
+        "extraction": {
+            "entities": [{"name": "Zorblax Unseen", "type": "ORGANIZATION"}],
+            "relations": [
+                {"source": "Zorblax Unseen", "target": "Quux Phantom", "type": "SUPERSEDES"},
+                {"source": "Directive 2023-07", "target": "Directive 2019-03", "type": "SUPERSEDES"},
+            ],
+        },
+    }
+    (tmp_path / "x.json").write_text(json.dumps({"documents": [doc]}))
+    idx = str(tmp_path / "idx")
+    code, out, err = run(
+        capsys, "index", "--extractions", str(tmp_path / "x.json"), "--out", idx, "--embeddings", "fake:16"
+    )
+    assert code == 0, err
+    assert "indexed 1 chunk, 2 entities, 1 relation" in out
+    assert "skipped: entity_not_in_text=1, member_not_in_text=1" in out
+    code, out, err = run(capsys, "query", idx, "What supersedes what?", "--no-answer", "--embeddings", "fake:16")
+    assert code == 0 and "Directive 2023-07 -[SUPERSEDES]-> Directive 2019-03" in out
+    assert "Zorblax" not in out + err and "Quux" not in out + err
