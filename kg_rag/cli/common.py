@@ -6,6 +6,7 @@ import argparse
 import json
 import logging
 import math
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -170,3 +171,19 @@ def document_filter(args: argparse.Namespace) -> dict[str, Any]:
         except ValueError as exc:
             raise CLIError(str(exc)) from None
     return doc_filter
+
+
+_PLAIN_ID = re.compile(r"[\w.:/#@+=-]{1,300}")
+
+
+def shown_id(value: object) -> str:
+    """An id (of a chunk, document or community) as a terminal line shows it: as it is when it is one plain token,
+    else in double quotes with line breaks and every other unprintable character escaped, so a document id can
+    neither break the line nor pass for output of its own (``[9] chunk=FORGED doc=official``)."""
+    text = str(value)
+    if _PLAIN_ID.fullmatch(text):
+        return text
+    quoted = json.dumps(text, ensure_ascii=False)
+    if quoted.isprintable():
+        return quoted
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in quoted)

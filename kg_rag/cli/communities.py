@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from kg_rag.cli.common import CLIError, count_at_least, existing_store, seconds
+from kg_rag.cli.common import CLIError, count_at_least, existing_store, seconds, shown_id
 
 
 def _levels(levels: list[int]) -> str:
@@ -69,7 +69,7 @@ def cmd_communities(args: argparse.Namespace) -> int:
         return 0
     for c in sorted(shown, key=lambda c: (c.level, -c.rating, c.id)):
         flags = " (stale)" if c.stale else ""
-        print(f"{c.id}  level {c.level}  {c.size:4d} entities  rating {c.rating:4.1f}  {c.title}{flags}")
+        print(f"{shown_id(c.id)}  level {c.level}  {c.size:4d} entities  rating {c.rating:4.1f}  {c.title}{flags}")
     return 0
 
 
@@ -100,7 +100,7 @@ def cmd_global(args: argparse.Namespace) -> int:
         return 0
     print(out["answer"])
     print()
-    print("communities: " + (", ".join(out.get("communities", [])) or "-"))
+    print("communities: " + (", ".join(map(shown_id, out.get("communities", []))) or "-"))
     print(
         f"llm usage: {usage.get('calls', 0)} chat calls, {usage.get('prompt_tokens', 0)} prompt + "
         f"{usage.get('completion_tokens', 0)} completion tokens"

@@ -13,6 +13,7 @@ from kg_rag.cli.common import (
     check_location,
     count_at_least,
     document_filter,
+    shown_id,
     split_list,
 )
 from kg_rag.context import render_path
@@ -87,7 +88,8 @@ def cmd_query(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     for c in result.chunks:
-        print(f"  {c.score:.4f}  {c.id}  (graph {c.graph_score:.4f}, dense {c.dense_score:.4f})", file=sys.stderr)
+        shown = shown_id(c.id)  # a chunk id holds its document's id: quoted when it is not one plain token
+        print(f"  {c.score:.4f}  {shown}  (graph {c.graph_score:.4f}, dense {c.dense_score:.4f})", file=sys.stderr)
     if args.explain:
         from kg_rag.query.stages import describe
 
