@@ -10,7 +10,14 @@ from importlib import import_module
 from typing import Any
 
 from kg_rag.context import format_context, render_edge, render_path
-from kg_rag.errors import ConfigurationError, ExtractionError, IndexFormatError, IndexNotFoundError, KGRagError
+from kg_rag.errors import (
+    ConfigurationError,
+    ExtractionError,
+    IndexFormatError,
+    IndexNotFoundError,
+    KGRagError,
+    StoreError,
+)
 from kg_rag.index import GraphIndex, abuild_index, build_index
 from kg_rag.ingest import IngestReport, import_graph_documents, import_openie
 from kg_rag.model import RELATED, SYNONYM, Chunk, Entity, Evidence, KnowledgeGraph, Relation, canonical_key
@@ -95,5 +102,6 @@ __all__ = [
     "render_edge",
     "render_path",
     "save_index",
+    "StoreError",
     *_LAZY,
 ]

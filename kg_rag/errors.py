@@ -36,3 +36,8 @@ class ConfigurationError(KGRagError, ValueError):
 
 class ExtractionError(KGRagError):
     """LLM extraction of one chunk failed after all retries."""
+
+
+class StoreError(KGRagError):
+    """A database store could not complete a read or write — its disk is full, the server went away — said in one
+    line: what happened, and whether the write was rolled back. The database's own error is its ``__cause__``."""
