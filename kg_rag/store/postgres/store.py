@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import numpy as np
 
@@ -64,7 +64,9 @@ def parse_location(location: str) -> tuple[str, str, str]:
     search = ours.get("kg_search", "auto")
     if search not in SEARCH_MODES:
         raise ValueError(f"kg_search must be one of {', '.join(SEARCH_MODES)}, got {search!r}")
-    conninfo = urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(rest, safe="/"), parts.fragment))
+    # percent-encoded as libpq decodes (a space as %20: libpq reads "+" as a plus, so options=-c%20... kept working)
+    query_text = urlencode(rest, safe="/", quote_via=quote)
+    conninfo = urlunsplit((parts.scheme, parts.netloc, parts.path, query_text, parts.fragment))
     return conninfo, schema, search
 
 
