@@ -156,6 +156,17 @@ def _index_locked(args, writer, embeddings, extractor, inputs: dict[str, Any]) -
             file=sys.stderr,
         )
         return 1
+    if args.extractions and report.failures:  # said, not only counted in `stats`: the file needs fixing
+        from kg_rag.ingest.reindex import named
+
+        failed = sorted(report.failures)
+        print(
+            f"kg-rag: {counted(len(failed), 'document')} of {args.extractions} had an invalid extraction and "
+            f"{'was' if len(failed) == 1 else 'were'} indexed without a graph: {named(failed)} "
+            f"({report.failures[failed[0]]})",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 

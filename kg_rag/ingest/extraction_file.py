@@ -88,7 +88,10 @@ def import_extraction_file(
         try:
             result = SavedExtraction.model_validate(doc.get("extraction") or {})
         except ValidationError as exc:
-            fragment_report.fail(doc_id, f"invalid extraction in document {n}: {exc.error_count()} errors")
+            errors = exc.error_count()
+            fragment_report.fail(
+                doc_id, f"invalid extraction in document {n}: {errors} error{'s' if errors != 1 else ''}"
+            )
             continue
         apply_extraction(fragment, chunk, result, typer, fragment_report)
     replace_documents(kg, fragment, report)

@@ -490,3 +490,24 @@ def test_invented_entities_are_not_stored_and_their_count_is_printed(tmp_path, c
     code, out, err = run(capsys, "query", idx, "What supersedes what?", "--no-answer", "--embeddings", "fake:16")
     assert code == 0 and "Directive 2023-07 -[SUPERSEDES]-> Directive 2019-03" in out
     assert "Zorblax" not in out + err and "Quux" not in out + err
+
+
+def test_invalid_entries_of_an_extraction_file_are_said_and_exit_1(tmp_path, capsys):
+    """Issue 46: an ``--extractions`` file with invalid entries exited 0 and showed the failures only in ``stats``."""
+    docs = [
+        {"id": "good", "text": "Order B supersedes Order A.", "extraction": {"relations": [
+            {"source": "Order B", "target": "Order A", "type": "SUPERSEDES"}]}},
+        {"id": "bad", "text": "Order C revokes Order D.", "extraction": {"relations": [{"source": "Order C"}]}},
+    ]  # fmt: skip
+    (tmp_path / "x.json").write_text(json.dumps({"documents": docs}))
+    idx = str(tmp_path / "idx")
+    code, out, err = run(
+        capsys, "index", "--extractions", str(tmp_path / "x.json"), "--out", idx, "--embeddings", "fake:16"
+    )
+    assert code == 1 and "indexed 2 chunks, 2 entities, 1 relation" in out
+    assert err.strip().splitlines()[-1] == (
+        f"kg-rag: 1 document of {tmp_path / 'x.json'} had an invalid extraction and was indexed without a graph: bad "
+        "(invalid extraction in document 1: 1 error)"
+    )
+    code, out, err = run(capsys, "index", "--extractions", str(tmp_path / "x.json"), "--out", idx, "--update")
+    assert code == 1 and "had an invalid extraction" in err
