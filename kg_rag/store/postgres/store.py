@@ -266,7 +266,7 @@ class PostgresStore(GraphStore):
         try:
             conn.execute("SELECT pg_advisory_unlock(%s)", (self._lock_key,))
         except psycopg.Error as exc:
-            logger.info("%s: the writer lock went with its session (%s)", self, str(exc).strip().splitlines()[:1])
+            logger.info("%s: the writer lock went with its session (%s)", self, " ".join(str(exc).split()))
 
     def _acquire(self, conn: Any, wait: float) -> None:
         deadline = time.monotonic() + wait
