@@ -228,7 +228,9 @@ def _unmentioned(chunk: Chunk) -> Any:
     from kg_rag.ingest.grounding import ChunkText
     from kg_rag.model.schema import shown_name
 
-    text = ChunkText(chunk.text)
+    meta = chunk.metadata or {}
+    # a corpus passage's title is part of what was read (HippoRAG's passages are title + newline + text)
+    text = ChunkText(f"{meta['title']}\n{chunk.text}" if meta.get("titled") and meta.get("title") else chunk.text)
 
     def unmentioned(kind: str, *names: str, report: IngestReport) -> bool:
         if all(text.mentions(name) for name in names):
