@@ -1,7 +1,8 @@
 """kg-rag: a typed, directed knowledge-graph retriever for LangChain and LangGraph.
 
 The core (model, ingest, index, store, query, context, eval) does not import LangChain; the names bound to
-LangChain (the retriever, the answer graph, the agent tools, document loading) are imported on first use.
+LangChain (the retriever, the answer graph, the agent tools, document loading) and the ingest pipeline are
+imported on first use, so a command that only queries does not pay for them.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from kg_rag.errors import (
     StoreError,
 )
 from kg_rag.index import GraphIndex, abuild_index, build_index
-from kg_rag.ingest import IngestReport, import_graph_documents, import_openie
 from kg_rag.model import RELATED, SYNONYM, Chunk, Entity, Evidence, KnowledgeGraph, Relation, canonical_key
 from kg_rag.model.relation_types import RelationTyper
 from kg_rag.query import PPR, PRESETS, Chain, Frequency, HybridPath, QueryEngine, QueryParams, get_preset
@@ -34,6 +34,9 @@ except PackageNotFoundError:  # a source tree that was never installed
     __version__ = "0+unknown"
 
 _LAZY = {
+    "IngestReport": "kg_rag.ingest",
+    "import_graph_documents": "kg_rag.ingest",
+    "import_openie": "kg_rag.ingest",
     "EntityBasedKGRAG": "kg_rag.langchain.retriever",
     "build_answer_graph": "kg_rag.langchain.answer",
     "AnswerGenerationError": "kg_rag.langchain.answer",

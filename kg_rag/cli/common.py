@@ -134,6 +134,25 @@ def index_embeddings(spec: str | None, stored: str, where: str) -> object:
     return embeddings
 
 
+def query_embeddings(spec: str | None, stored: str, where: str) -> Any:
+    """The embeddings to query an index with: ``spec`` when given, else the model the index records. The local
+    MiniLM model is made without LangChain (:class:`~kg_rag.index.minilm.MiniLMEmbeddings`), so a one-off command
+    does not import it; any other model comes from :mod:`kg_rag.langchain.embeddings`."""
+    from kg_rag.index.embeddings import LOCAL_MODEL_LABEL, LOCAL_MODEL_MISSING
+
+    if spec == "local" or (spec is None and stored in ("", LOCAL_MODEL_LABEL)):
+        from kg_rag.errors import ConfigurationError
+        from kg_rag.index.minilm import MiniLMEmbeddings
+
+        try:
+            return MiniLMEmbeddings()
+        except ImportError as exc:
+            raise ConfigurationError(LOCAL_MODEL_MISSING) from exc
+    from kg_rag.langchain.embeddings import embeddings_for_index
+
+    return embeddings_for_index(spec, stored, where)
+
+
 def add_filter_arguments(p: argparse.ArgumentParser) -> None:
     """``--doc`` and ``--filter``: the query-time document filter, for every command that retrieves."""
     p.add_argument(

@@ -13,6 +13,7 @@ from kg_rag.cli.common import (
     check_location,
     count_at_least,
     document_filter,
+    query_embeddings,
     shown_id,
     split_list,
 )
@@ -20,15 +21,14 @@ from kg_rag.context import render_path
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    from kg_rag.langchain.embeddings import make_embeddings
-    from kg_rag.langchain.retriever import EntityBasedKGRAG
+    from kg_rag.query.engine import QueryEngine
     from kg_rag.query.history import validate_query
     from kg_rag.query.params import get_preset
+    from kg_rag.store import open_store
 
     validate_query(args.question)  # before loading anything
     check_location(args.index)
-    get_preset(args.preset)
-    embeddings = make_embeddings(args.embeddings) if args.embeddings else None  # None: the index's own model
+    params = get_preset(args.preset)
     overrides: dict[str, Any] = {}
     for name in ("max_hops", "k", "direction", "strategy", "max_context_tokens"):
         value = getattr(args, name)
@@ -43,13 +43,16 @@ def cmd_query(args: argparse.Namespace) -> int:
     doc_filter = document_filter(args)
     if doc_filter:
         overrides["filter"] = doc_filter
-    retriever = EntityBasedKGRAG.from_index(args.index, embeddings, preset=args.preset)
-    _check_types(retriever, overrides, args.index)
+    # the core engine, not the LangChain retriever: a one-off query imports no LangChain unless it answers
+    backend = open_store(args.index).backend()
+    embeddings = query_embeddings(args.embeddings, backend.info().embedding_model, args.index)
+    engine = QueryEngine(backend, embeddings, params)
+    _check_types(backend, overrides, args.index)
     for flag in ("include_entities", "exclude_entities"):
         if getattr(args, flag):
-            overrides[flag] = entity_names(getattr(args, flag), retriever.backend)
-    result = retriever.retrieve(args.question, **overrides)
-    from kg_rag.langchain.chat import chat_model_configured
+            overrides[flag] = entity_names(getattr(args, flag), backend)
+    result = engine.retrieve(args.question, **overrides)
+    from kg_rag.langchain.chat import chat_model_configured  # reads the environment; imports no LangChain
 
     answering = not args.no_answer and chat_model_configured()
     if not args.no_answer and not answering:  # say why no answer follows the context (stderr: stdout stays data)
@@ -61,7 +64,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     if args.json:
         payload = _payload(result)
         if answering:  # written by the configured chat model (--no-answer leaves it out)
-            answer, error = _answer(retriever, args.question, result)
+            answer, error = _answer(args, result)
             payload["answer"] = answer["answer"] if answer else None
             payload["citations"] = answer["citations"] if answer else []
             if error:
@@ -75,7 +78,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     sys.stdout.flush()  # the context is out before the chat model is called: a failing model loses nothing
     error = None
     if answering:
-        answer, error = _answer(retriever, args.question, result)
+        answer, error = _answer(args, result)
         if answer is not None:
             print(f"answer: {answer['answer']}")
             print()
@@ -104,13 +107,13 @@ def cmd_query(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_types(retriever: Any, overrides: dict[str, Any], index: str) -> None:
+def _check_types(backend: Any, overrides: dict[str, Any], index: str) -> None:
     """A relation type the index does not have is a typo or another index's vocabulary: refused in one line (the
     query itself would only warn, and an allow list of unknown types leaves no graph at all)."""
     from kg_rag.query.stages import unknown_relation_types
 
     problems = []
-    with retriever.backend.reader() as view:
+    with backend.reader() as view:
         for name in ("edge_types", "exclude_edge_types"):
             unknown = unknown_relation_types(view, overrides.get(name))
             if unknown:
@@ -120,14 +123,14 @@ def _check_types(retriever: Any, overrides: dict[str, Any], index: str) -> None:
         raise CLIError("; ".join(problems) + f" (kg-rag stats {index} --types lists them)")
 
 
-def _answer(retriever: Any, question: str, result: Any) -> tuple[dict[str, Any] | None, str | None]:
+def _answer(args: argparse.Namespace, result: Any) -> tuple[dict[str, Any] | None, str | None]:
     """``(answer, None)``, or ``(None, one line)`` when the chat model fails: the retrieval is still printed."""
     from kg_rag.cli.common import one_line
     from kg_rag.langchain.answer import AnswerGenerationError, answer_from_result
     from kg_rag.langchain.chat import default_chat_model
 
     try:  # one retrieval: the answer is written from this result
-        return answer_from_result(retriever, default_chat_model(max_retries=2), question, result), None
+        return answer_from_result(default_chat_model(max_retries=2), args.question, result), None
     except AnswerGenerationError as exc:
         return None, one_line(exc)
 

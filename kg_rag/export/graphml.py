@@ -17,12 +17,13 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any
 
 from kg_rag.export.rows import atomic_file, check_target, entity_rows, relation_rows
 from kg_rag.model.graph import KnowledgeGraph
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 _LISTS = ("chunk_ids", "doc_ids")
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -53,6 +54,8 @@ def _scalars(row: dict[str, Any], skip: tuple[str, ...]) -> dict[str, Any]:
 
 def to_networkx(kg: KnowledgeGraph) -> nx.MultiDiGraph:
     """The graph with GraphML-ready attributes (edge keys are relation ids)."""
+    import networkx as nx  # imported when used: the CLI imports this package for its format names
+
     g = nx.MultiDiGraph(name="kg-rag")
     for row in entity_rows(kg):
         g.add_node(xml_id(row["key"]), label=xml_text(row["name"]), **_scalars(row, ("key", "label")))
@@ -64,6 +67,8 @@ def to_networkx(kg: KnowledgeGraph) -> nx.MultiDiGraph:
 
 def write_graphml(kg: KnowledgeGraph, path: Path, *, overwrite: bool = False) -> dict[str, Any]:
     check_target(path, overwrite=overwrite)
+    import networkx as nx
+
     g = to_networkx(kg)
     with atomic_file(path, "wb") as fh:
         nx.write_graphml(g, fh, encoding="utf-8", named_key_ids=True)
@@ -72,6 +77,8 @@ def write_graphml(kg: KnowledgeGraph, path: Path, *, overwrite: bool = False) ->
 
 def read_graphml(path: str | Path) -> nx.MultiDiGraph:
     """A GraphML export as a ``MultiDiGraph`` (edge keys are relation ids; list attributes decoded)."""
+    import networkx as nx
+
     g = nx.read_graphml(path, force_multigraph=True)
     if not g.is_directed():
         raise ValueError(f"{path}: not a directed graph")

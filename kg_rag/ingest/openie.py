@@ -13,8 +13,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tqdm.auto import tqdm
-
 from kg_rag.ingest.report import IngestReport
 from kg_rag.jsonio import load_json
 from kg_rag.model.graph import KnowledgeGraph
@@ -145,6 +143,8 @@ def import_openie(
     by_text: dict[str, int] = {}
     for i, chunk in add_passages(kg, passages, source, report):
         by_text.setdefault(chunk.text, i)
+    from tqdm.auto import tqdm  # here: importing kg_rag for a query does not pay for tqdm (and asyncio)
+
     for doc in tqdm(docs, desc="importing OpenIE", disable=not progress):
         if not isinstance(doc, dict):
             report.skip("bad_doc")

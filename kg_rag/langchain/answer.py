@@ -269,18 +269,19 @@ def _parsed(output: Any, documents: list[Document], *, chain_of_thought: bool, n
 
 
 def answer_from_result(
-    retriever: Any,
     llm: Any,
     question: str,
     result: Any,
     *,
+    include_edges: bool = True,
     chain_of_thought: bool = False,
     numeric_only: bool = False,
 ) -> dict[str, Any]:
-    """What the answer graph's answer node gives, for a retrieval already made (``retriever.retrieve(...)``):
-    ``answer``, ``reasoning``, ``citations`` and the ``documents`` the context showed. One retrieval, not two,
-    for callers that also need the full result (``kg-rag query --json``)."""
-    docs = _shown_documents(to_documents(result, retriever.include_edges), result)
+    """What the answer graph's answer node gives, for a retrieval already made (``retriever.retrieve(...)`` or
+    ``QueryEngine.retrieve(...)``): ``answer``, ``reasoning``, ``citations`` and the ``documents`` the context
+    showed (with the relations each states when ``include_edges``). One retrieval, not two, for callers that also
+    need the full result (``kg-rag query --json``)."""
+    docs = _shown_documents(to_documents(result, include_edges), result)
     messages = build_messages(question, result.context, numeric_only=numeric_only, chain_of_thought=chain_of_thought)
     try:
         output = _answer_model(llm, chain_of_thought).invoke(messages, {"run_name": "kg-rag answer"})
