@@ -14,6 +14,13 @@ from typing import Any
 logger = logging.getLogger("kg_rag.cli")
 
 
+CHAT_MODEL_HELP = (
+    "chat model: provider:model of LangChain's init_chat_model (openai:gpt-4o-mini, ollama:qwen2.5, anthropic:...), "
+    "module:attr, or a model name of the OpenAI-compatible server at $OPENAI_BASE_URL (default: $KG_RAG_CHAT_MODEL, "
+    "else gpt-4o-mini)"
+)
+
+
 class CLIError(Exception):
     """A user-facing error: printed as one line, exit status 2."""
 

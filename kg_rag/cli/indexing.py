@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kg_rag.cli.common import (
+    CHAT_MODEL_HELP,
     CLIError,
     count_at_least,
     counted,
@@ -225,7 +226,8 @@ def _print_changes(args, changes, extractor, report, old) -> bool:
         print(f"nlp extraction: {extractor.model_name}, no chat calls")
     if not kept:
         what = f"{args.out} was not changed" if old is not None else "no index was written"
-        print(f"kg-rag: every extraction failed; {what}", file=sys.stderr)
+        model = getattr(extractor, "chat_model", None)
+        print(f"kg-rag: every extraction failed{f' (chat model {model})' if model else ''}; {what}", file=sys.stderr)
     return not kept
 
 
@@ -364,7 +366,7 @@ def add_parsers(sub) -> None:
     )
     p.add_argument("--no-type-prefix", action="store_true", help="embed entities without their [TYPE]")
     p.add_argument("--synonym-threshold", type=float, default=None, help="link entities with cosine >= this")
-    p.add_argument("--chat-model", default=None, help="chat model name (default: $KG_RAG_CHAT_MODEL)")
+    p.add_argument("--chat-model", default=None, help=CHAT_MODEL_HELP)
     p.add_argument("--chunk-size", type=count_at_least(1), default=512, help="tokens per chunk (default 512)")
     p.add_argument("--chunk-overlap", type=count_at_least(0), default=24, help="token overlap (default 24)")
     p.add_argument("--max-concurrency", type=count_at_least(1), default=4, help="parallel extraction calls (default 4)")

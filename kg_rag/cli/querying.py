@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from kg_rag.cli.common import (
+    CHAT_MODEL_HELP,
     CLIError,
     add_filter_arguments,
     check_location,
@@ -17,7 +18,6 @@ from kg_rag.cli.common import (
     shown_id,
     split_list,
 )
-from kg_rag.context import render_path
 
 
 def cmd_query(args: argparse.Namespace) -> int:
@@ -52,13 +52,12 @@ def cmd_query(args: argparse.Namespace) -> int:
         if getattr(args, flag):
             overrides[flag] = entity_names(getattr(args, flag), backend)
     result = engine.retrieve(args.question, **overrides)
-    from kg_rag.langchain.chat import chat_model_configured  # reads the environment; imports no LangChain
+    from kg_rag.langchain.chat import NO_CHAT_MODEL, chat_model_configured  # reads the environment only
 
-    answering = not args.no_answer and chat_model_configured()
+    answering = not args.no_answer and chat_model_configured(args.chat_model)
     if not args.no_answer and not answering:  # say why no answer follows the context (stderr: stdout stays data)
         print(
-            "kg-rag: no answer: no chat model configured (set OPENAI_API_KEY, and OPENAI_BASE_URL for a local "
-            "server; --no-answer prints the context alone without this note)",
+            f"kg-rag: no answer: {NO_CHAT_MODEL} (--no-answer prints the context alone without this note)",
             file=sys.stderr,
         )
     if args.json:
@@ -130,13 +129,15 @@ def _answer(args: argparse.Namespace, result: Any) -> tuple[dict[str, Any] | Non
     from kg_rag.langchain.chat import default_chat_model
 
     try:  # one retrieval: the answer is written from this result
-        return answer_from_result(default_chat_model(max_retries=2), args.question, result), None
+        return answer_from_result(default_chat_model(args.chat_model, max_retries=2), args.question, result), None
     except AnswerGenerationError as exc:
         return None, one_line(exc)
 
 
 def _payload(result: Any) -> dict[str, Any]:
     from dataclasses import asdict
+
+    from kg_rag.context import render_path
 
     return {
         "query": result.query,
@@ -228,7 +229,8 @@ def add_parsers(sub) -> None:
     p.add_argument(
         "--no-answer",
         action="store_true",
-        help="do not call the chat model (by default, when OPENAI_API_KEY is set, query also"
+        help="do not call the chat model (by default, when a chat model is configured, query also"
         " answers the question; with --json the answer and its citations are in the output)",
     )
+    p.add_argument("--chat-model", default=None, help=CHAT_MODEL_HELP)
     p.set_defaults(func=cmd_query)

@@ -7,7 +7,15 @@ import argparse
 import contextlib
 import sys
 
-from kg_rag.cli.common import CLIError, add_filter_arguments, check_location, document_filter, logger
+from kg_rag.cli.common import (
+    CHAT_MODEL_HELP,
+    CLIError,
+    add_filter_arguments,
+    check_location,
+    document_filter,
+    existing_store,
+    logger,
+)
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
@@ -47,28 +55,42 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
+    """Answer ``initialize`` at once and open the index in a worker thread meanwhile: a client that starts a server
+    per call (langchain-mcp-adapters) no longer waits for the index and the embedding model before the handshake;
+    the first tool list or call waits for them. Everything that can be refused is refused before the server
+    starts, with one line and status 2."""
     import asyncio
 
     try:
-        from kg_rag.langchain.mcp import agent_tools, build_server, run_stdio
+        from kg_rag.langchain.mcp import build_server, run_stdio
     except ImportError as exc:
         raise CLIError(f"{exc} (MCP needs the serve extra: pip install 'kg-rag[serve]')") from exc
-    from kg_rag.langchain.chat import chat_model_configured, default_chat_model
+    from kg_rag.query.params import get_preset
 
-    with contextlib.redirect_stdout(sys.stderr):  # stdout is the protocol stream: nothing else may write there
+    document_filter(args)
+    existing_store(args.index)
+    get_preset(args.preset)
+
+    def make_tools() -> list:
+        from kg_rag.langchain.chat import NO_CHAT_MODEL, chat_model_configured, default_chat_model
+        from kg_rag.langchain.mcp import agent_tools
+
         retriever = _retriever(args)
         llm = None
         if args.no_global:
             pass
         elif not retriever.backend.info().extra.get("communities"):
             logger.warning("global_search is not served: the index has no communities (run kg-rag communities)")
-        elif not chat_model_configured():
-            logger.warning("global_search is not served: no chat model (set OPENAI_API_KEY, OPENAI_BASE_URL)")
+        elif not chat_model_configured(args.chat_model):
+            logger.warning("global_search is not served: %s", NO_CHAT_MODEL)
         else:
-            llm = default_chat_model(max_retries=2)
+            llm = default_chat_model(args.chat_model, max_retries=2)
         tools = agent_tools(retriever, llm, global_level=args.global_level)
-    logger.info("serving %s over MCP stdio", ", ".join(t.name for t in tools))
-    asyncio.run(run_stdio(build_server(tools)))
+        logger.info("serving %s over MCP stdio", ", ".join(t.name for t in tools))
+        return tools
+
+    with contextlib.redirect_stdout(sys.stderr):  # stdout is the protocol stream: nothing else may write there
+        asyncio.run(run_stdio(build_server(make_tools)))
     return 0
 
 
@@ -100,13 +122,14 @@ def add_parsers(sub) -> None:
         "mcp",
         help="serve the agent tools (search, paths, global search) over MCP stdio",
         description="Run an MCP server on stdin/stdout with the knowledge_graph_search and find_connection tools, "
-        "and global_search when the index has communities and a chat model is configured (OPENAI_API_KEY, "
-        "OPENAI_BASE_URL, KG_RAG_CHAT_MODEL). Tool schemas are the LangChain tools' own.",
+        "and global_search when the index has communities and a chat model is configured (--chat-model or "
+        "KG_RAG_CHAT_MODEL; OPENAI_API_KEY for OpenAI-compatible servers). Tool schemas are the LangChain tools' own.",
     )
     p.add_argument("index", help="index directory or postgresql:// URI")
     p.add_argument("--embeddings", default=None, help="query embeddings (default: the model the index records)")
     p.add_argument("--preset", default="default", help="retrieval preset: default | seed003")
     p.add_argument("--global-level", type=count_at_least(0), default=0, help="community level for global_search")
     p.add_argument("--no-global", action="store_true", help="do not serve global_search")
+    p.add_argument("--chat-model", default=None, help=CHAT_MODEL_HELP)
     add_filter_arguments(p)
     p.set_defaults(func=cmd_mcp)

@@ -299,9 +299,11 @@ class LLMExtractor:
             strict_vocabulary=strict_vocabulary,
             gleaning=gleaning,
         )
-        if not hasattr(llm, "with_structured_output"):
-            raise ValueError("llm must be a LangChain chat model with with_structured_output()")
+        if not hasattr(llm, "invoke"):
+            raise ValueError("llm must be a LangChain chat model")
         from langchain_core.runnables import RunnableLambda
+
+        from kg_rag.langchain.chat import describe_chat_model, structured_output  # the chat binding, no cycle
 
         schema = self.schema
         patterns = schema.relation_patterns
@@ -314,10 +316,9 @@ class LLMExtractor:
         self._system_tokens = count_tokens(schema.rendered_system_prompt())
         self.gleaning = schema.gleaning
         kwargs = {"method": structured_output_method} if structured_output_method else {}
-        try:
-            structured = llm.with_structured_output(ExtractionResult, include_raw=True, **kwargs)
-        except NotImplementedError as exc:
-            raise ValueError(f"{type(llm).__name__} does not support structured output: {exc}") from exc
+        self.chat_model = describe_chat_model(llm)
+        """The model, its provider and URL, as failures name them."""
+        structured = structured_output(llm, ExtractionResult, include_raw=True, **kwargs)
         self.prompt, self.glean_prompt = schema.prompts()
         retry = {
             "stop_after_attempt": max_retries + 1,
@@ -379,7 +380,7 @@ class LLMExtractor:
 
     def _record(self, run: ExtractionRun, chunk: Chunk, out: Any) -> None:
         if isinstance(out, BaseException):
-            logger.warning("extraction failed for chunk %s: %s", chunk.id, out)
+            logger.warning("extraction failed for chunk %s (chat model %s): %s", chunk.id, self.chat_model, out)
             run.failures[chunk.id] = out
             return
         result, usage = out

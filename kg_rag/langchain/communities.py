@@ -91,10 +91,9 @@ def _structured_chain(
     from langchain_core.prompts import ChatPromptTemplate
     from langchain_core.runnables import RunnableLambda
 
-    try:
-        structured = llm.with_structured_output(schema, include_raw=True)
-    except NotImplementedError as exc:
-        raise ValueError(f"{type(llm).__name__} does not support structured output: {exc}") from exc
+    from kg_rag.langchain.chat import structured_output
+
+    structured = structured_output(llm, schema, include_raw=True)
     prompt = ChatPromptTemplate.from_messages([("system", system), ("human", human)])
     retry = {
         "stop_after_attempt": max_retries + 1,

@@ -13,7 +13,10 @@ the tool does not take (``k`` on the search tool) is refused, not silently ignor
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from langchain_core.documents import Document
@@ -75,20 +78,33 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
-def build_server(tools: list[Any], name: str = "kg-rag") -> Any:
-    """An MCP low-level ``Server`` exposing ``tools`` (LangChain tools)."""
+def build_server(tools: list[Any] | Callable[[], list[Any]], name: str = "kg-rag") -> Any:
+    """An MCP low-level ``Server`` exposing ``tools`` (LangChain tools). ``tools`` may be a zero-argument function
+    that makes them: it starts now in a worker thread, the server answers ``initialize`` meanwhile, and the first
+    tool list or call waits for it (its error, if it fails, is what those requests answer)."""
     from mcp import types
     from mcp.server.lowlevel import Server
 
-    by_name = {t.name: t for t in tools}
+    if callable(tools):
+        pending = ThreadPoolExecutor(1, thread_name_prefix="kg-rag-mcp-tools").submit(_made, tools)
+    else:
+        pending = Future()
+        pending.set_result(list(tools))
     server = Server(name)
+
+    async def served() -> dict[str, Any]:
+        return {t.name: t for t in await asyncio.wrap_future(pending)}
 
     @server.list_tools()
     async def list_tools() -> list[types.Tool]:
-        return [types.Tool(name=t.name, description=t.description, inputSchema=input_schema(t)) for t in tools]
+        return [
+            types.Tool(name=t.name, description=t.description, inputSchema=input_schema(t))
+            for t in (await served()).values()
+        ]
 
     @server.call_tool()
     async def call_tool(tool_name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        by_name = await served()
         tool = by_name.get(tool_name)
         if tool is None:
             raise ValueError(f"unknown tool {tool_name!r}; this server has {', '.join(by_name)}")
@@ -106,6 +122,14 @@ def build_server(tools: list[Any], name: str = "kg-rag") -> Any:
         )
 
     return server
+
+
+def _made(make: Callable[[], list[Any]]) -> list[Any]:
+    try:
+        return list(make())
+    except Exception as exc:
+        logger.error("the MCP tools could not be made: %s", str(exc).splitlines()[0] if str(exc) else exc)
+        raise
 
 
 async def run_stdio(server: Any) -> None:
