@@ -156,8 +156,9 @@ class MiniLMEncoder:
         if not texts:
             return out
         ids = [e.ids for e in model.tokenizer.encode_batch(list(texts), add_special_tokens=True)]
-        batches = _batches(ids)
-        workers = 1 if sum(map(len, ids)) < SMALL_INPUT_TOKENS else min(len(batches), _cores())
+        tokens = sum(map(len, ids))
+        workers = 1 if tokens < SMALL_INPUT_TOKENS else _cores()
+        batches = _batches(ids, max(256, min(TOKENS_PER_BATCH, -(-tokens // workers))))  # a batch per core at least
 
         def run(rows: list[int]) -> None:
             batch = np.zeros((len(rows), len(ids[rows[-1]])), dtype=np.int64)
@@ -170,7 +171,7 @@ class MiniLMEncoder:
         # one BLAS thread per forward pass; large inputs run their batches on a thread per core instead (NumPy
         # releases the GIL in its kernels): a BLAS thread pool fighting for busy cores was many times slower
         with _blas_threads(1):
-            if workers == 1:
+            if workers == 1 or len(batches) == 1:
                 for rows in batches:
                     run(rows)
             else:
@@ -185,13 +186,13 @@ def _cores() -> int:
     return len(affinity(0)) if affinity else os.cpu_count() or 1
 
 
-def _batches(ids: list[list[int]]) -> list[list[int]]:
-    """Row groups of similar length (sorted by it, as sentence-transformers does), each at most
-    :data:`TOKENS_PER_BATCH` tokens once padded to its longest."""
+def _batches(ids: list[list[int]], budget: int = TOKENS_PER_BATCH) -> list[list[int]]:
+    """Row groups of similar length (sorted by it, as sentence-transformers does), each at most ``budget``
+    tokens once padded to its longest."""
     order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
     batches: list[list[int]] = []
     for i in order:
-        if batches and (len(batches[-1]) + 1) * len(ids[i]) <= TOKENS_PER_BATCH:
+        if batches and (len(batches[-1]) + 1) * len(ids[i]) <= budget:
             batches[-1].append(i)
         else:
             batches.append([i])

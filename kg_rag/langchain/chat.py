@@ -23,6 +23,7 @@ import math
 import os
 import re
 from dataclasses import dataclass
+from importlib.util import find_spec
 from typing import Any
 
 from kg_rag.errors import ConfigurationError
@@ -112,7 +113,7 @@ def default_chat_model(model: str | None = None, *, timeout: float | None = None
         return _imported_chat_model(spec.model)
     if spec.openai_compatible and not os.environ.get("OPENAI_API_KEY"):
         raise ConfigurationError(f"chat model {spec.text}: {NO_CHAT_MODEL}")
-    if spec.openai_compatible:
+    if spec.openai_compatible and spec.model == spec.text:  # a bare name: as before, without init_chat_model
         from langchain_openai import ChatOpenAI
 
         return ChatOpenAI(model=spec.model, temperature=0, timeout=seconds, max_retries=max_retries)
@@ -121,18 +122,28 @@ def default_chat_model(model: str | None = None, *, timeout: float | None = None
         kwargs.update(timeout=seconds, max_retries=max_retries)
     elif spec.provider == "ollama":
         kwargs["client_kwargs"] = {"timeout": seconds}
+    package = _provider_package(spec.provider)
+    if find_spec(package) is None:
+        raise ConfigurationError(
+            f"chat model {spec.text}: the {spec.provider} provider needs the {package.replace('_', '-')} package "
+            f"(pip install {package.replace('_', '-')})"
+        )
     try:
         from langchain.chat_models import init_chat_model
 
         return init_chat_model(spec.model, model_provider=spec.provider, **kwargs)
-    except ImportError as exc:
-        package = "langchain-" + spec.provider.split("_")[0]
-        raise ConfigurationError(
-            f"chat model {spec.text}: the {spec.provider} provider needs its LangChain package "
-            f"(pip install {getattr(exc, 'name', None) or package}): {_first_line(exc)}"
-        ) from exc
     except Exception as exc:  # noqa: BLE001 - the provider's own validation (a missing key, a bad option)
         raise ConfigurationError(f"chat model {spec.text} ({spec.provider}): {_first_line(exc)}") from exc
+
+
+def _provider_package(provider: str) -> str:
+    """The package that holds a provider's chat model (``langchain_ollama`` for ``ollama``), as LangChain maps it."""
+    try:
+        from langchain.chat_models.base import _BUILTIN_PROVIDERS  # provider -> (module, class, ...)
+
+        return str(_BUILTIN_PROVIDERS[provider][0]).split(".")[0]
+    except (ImportError, KeyError, TypeError, IndexError):  # another LangChain release: its usual name
+        return "langchain_" + provider
 
 
 def _imported_chat_model(text: str) -> Any:
