@@ -26,19 +26,17 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from kg_rag.explorer import views
+from kg_rag.query import limits
 
 logger = logging.getLogger(__name__)
 
-MAX_QUESTION_CHARS = 2000
-"""Longest question accepted (a question, not a document)."""
 MAX_BODY_BYTES = 64 * 1024
 """Largest request body accepted."""
-MAX_NAMES = 50
-"""Most names in one filter list."""
-MAX_HOPS = 4
-"""Deepest walk the page may ask for (each hop multiplies the work around hub entities)."""
-MAX_K = 50
-"""Most passages the page may ask for."""
+# the limits every entry point shares (kg_rag.query.limits): the same question length as kg-rag query and MCP
+MAX_QUESTION_CHARS = limits.MAX_QUESTION_CHARS
+MAX_NAMES = limits.MAX_FILTER_NAMES
+MAX_HOPS = limits.MAX_SERVED_HOPS
+MAX_K = limits.MAX_SERVED_K
 STATIC = Path(__file__).with_name("static")
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 """Host names every explorer answers (a loopback address reached by its own name)."""
@@ -80,7 +78,7 @@ class QuestionRequest(Filters):
 
 
 class EntityRequest(Filters):
-    entity: str = Field(min_length=1, max_length=500)
+    entity: str = Field(min_length=1, max_length=limits.MAX_NAME_CHARS)
 
 
 def error(status: int, message: str) -> JSONResponse:
@@ -240,7 +238,7 @@ def create_app(
         current()
         try:
             _, params = settings_of(body)
-            return JSONResponse(views.entity_view(retriever.backend, body.entity, params))
+            return JSONResponse(views.entity_view(retriever.backend, body.entity, params, retriever.engine.embed))
         except views.NotFound as exc:
             return error(404, str(exc))
         except ValueError as exc:

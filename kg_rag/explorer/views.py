@@ -21,6 +21,7 @@ import numpy as np
 
 from kg_rag.context import render_path
 from kg_rag.model.schema import canonical_key
+from kg_rag.query.limits import suggest_entities, unknown_name
 from kg_rag.query.stages import edge_filter_for
 from kg_rag.store.scope import ScopedView
 
@@ -162,21 +163,24 @@ def question_view(retriever: Any, question: str, settings: dict[str, Any]) -> di
 
 
 # ------------------------------------------------------------------------------------------------ entity
-def _handle(view: Any, key_or_name: str) -> int:
+def _handle(view: Any, key_or_name: str, embed: Any = None) -> int:
+    """The entity a page key or a name names; :class:`NotFound` with suggestions (the shared name rule of
+    :mod:`kg_rag.query.limits`) otherwise."""
     for key in dict.fromkeys([key_or_name, canonical_key(key_or_name)]):
         found = view.lookup_entities([key])
         if key in found:
             return int(found[key])
-    raise NotFound(f"no entity {key_or_name!r} in the index")
+    raise NotFound(unknown_name(key_or_name, suggest_entities(view, key_or_name, embed)))
 
 
-def entity_view(backend: Any, key: str, params: Any) -> dict[str, Any]:
+def entity_view(backend: Any, key: str, params: Any, embed: Any = None) -> dict[str, Any]:
     """``key``'s typed in- and out-edges allowed by ``params`` (heaviest first, at most :data:`MAX_VIEW_EDGES`),
-    its descriptions, evidence quotes, documents and community report."""
+    its descriptions, evidence quotes, documents and community report. ``embed`` (the query embedding function)
+    lets an unknown name get suggestions."""
     with backend.reader() as view:
         if params.walk.filter is not None:  # the retriever's document filter: only those documents' graph
             view = ScopedView(view, params.walk.filter)
-        h = _handle(view, key)
+        h = _handle(view, key, embed)
         edge_filter, _ = edge_filter_for(view, params)  # the engine's own: the filters are the retriever's
         if h in edge_filter.blocked:
             raise ValueError(f"entity {key!r} is excluded by the exclude_entities filter")

@@ -8,7 +8,7 @@ message; the artifact (documents, path steps, cited communities) travels as ``st
 
 Arguments are checked before the tool runs, against the tool's own schema (which stays LangChain's): an argument
 the tool does not take (``k`` on the search tool) is refused, not silently ignored, and a text longer than
-:data:`MAX_TEXT_CHARS` (the explorer's bound on a question) is refused rather than embedded and searched.
+:data:`MAX_TEXT_CHARS` (the bound on a question everywhere) is refused rather than embedded and searched.
 """
 
 from __future__ import annotations
@@ -21,10 +21,13 @@ from typing import Any
 
 from langchain_core.documents import Document
 
+from kg_rag.query.limits import MAX_QUESTION_CHARS
+
 logger = logging.getLogger(__name__)
 
-MAX_TEXT_CHARS = 2000
-"""Longest text a tool argument may hold (a question or a name, not a document), as the explorer's question."""
+MAX_TEXT_CHARS = MAX_QUESTION_CHARS
+"""Longest text a tool argument may hold (a question or a name, not a document): the question bound every entry
+point shares (:mod:`kg_rag.query.limits`)."""
 
 
 def agent_tools(retriever: Any, llm: Any | None = None, *, global_level: int = 0) -> list[Any]:
