@@ -102,7 +102,7 @@ def test_entity_view_shows_typed_in_and_out_edges_with_evidence(client):
 def test_overview_and_search(client):
     o = client.get("/api/overview").json()
     assert o["counts"]["entities"] == 24 and o["counts"]["relations"] == 28
-    assert {"type": "SUPERSEDES", "count": 1} in o["relation_types"]
+    assert {"type": "SUPERSEDES", "count": 1, "family": "rules"} in o["relation_types"]
     assert o["bounds"]["view_edges"] == MAX_VIEW_EDGES
     hits = client.get("/api/search", params={"q": "Directive 2019-03"}).json()
     assert hits[0]["name"] == "Directive 2019-03" and hits[0]["score"] == 1.0
