@@ -174,9 +174,9 @@ def add_filter_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def document_filter(args: argparse.Namespace) -> dict[str, Any]:
+def document_filter(args: argparse.Namespace, *, parse: bool = True) -> dict[str, Any]:
     """``--filter`` (a JSON object) and ``--doc`` ids as one document filter, checked before the index opens
-    (see :func:`add_filter_arguments`)."""
+    (see :func:`add_filter_arguments`); ``parse=False`` checks its shape only (no index code is imported)."""
     doc_filter: dict[str, Any] = {}
     if args.filter is not None:
         try:
@@ -189,7 +189,7 @@ def document_filter(args: argparse.Namespace) -> dict[str, Any]:
         if "doc_id" in doc_filter:
             raise CLIError("give document ids either with --doc or as doc_id in --filter, not both")
         doc_filter["doc_id"] = list(args.doc)
-    if doc_filter:
+    if doc_filter and parse:
         from kg_rag.store.scope import DocumentFilter
 
         try:

@@ -13,7 +13,6 @@ from kg_rag.cli.common import (
     add_filter_arguments,
     check_location,
     document_filter,
-    existing_store,
     logger,
 )
 
@@ -55,21 +54,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    """Answer ``initialize`` at once and open the index in a worker thread meanwhile: a client that starts a server
-    per call (langchain-mcp-adapters) no longer waits for the index and the embedding model before the handshake;
-    the first tool list or call waits for them. Everything that can be refused is refused before the server
-    starts, with one line and status 2."""
+    """Answer ``initialize`` at once and open the index (in a worker thread) for the first tool list or call: a
+    client that starts a server per call (langchain-mcp-adapters) no longer waits for the index, the embedding
+    model and LangChain before the handshake. A missing index or a malformed ``--filter`` is refused before the
+    server starts (one line, status 2); what needs the index's code to check (the preset, the filter's keys) is
+    checked when the tools are made, and a failure is the answer to the client's requests and one logged line."""
     import asyncio
 
     try:
         from kg_rag.langchain.mcp import build_server, run_stdio
     except ImportError as exc:
         raise CLIError(f"{exc} (MCP needs the serve extra: pip install 'kg-rag[serve]')") from exc
-    from kg_rag.query.params import get_preset
-
-    document_filter(args)
-    existing_store(args.index)
-    get_preset(args.preset)
+    document_filter(args, parse=False)
+    check_location(args.index)
 
     def make_tools() -> list:
         from kg_rag.langchain.chat import NO_CHAT_MODEL, chat_model_configured, default_chat_model

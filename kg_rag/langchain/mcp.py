@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
-
-from langchain_core.documents import Document
 
 from kg_rag.query.limits import MAX_QUESTION_CHARS
 
@@ -70,6 +69,8 @@ def argument_problem(tool: Any, arguments: dict[str, Any]) -> str | None:
 
 
 def _jsonable(value: Any) -> Any:
+    from langchain_core.documents import Document
+
     if isinstance(value, Document):
         return {"id": value.id, "page_content": value.page_content, "metadata": _jsonable(value.metadata)}
     if isinstance(value, dict):
@@ -83,20 +84,24 @@ def _jsonable(value: Any) -> Any:
 
 def build_server(tools: list[Any] | Callable[[], list[Any]], name: str = "kg-rag") -> Any:
     """An MCP low-level ``Server`` exposing ``tools`` (LangChain tools). ``tools`` may be a zero-argument function
-    that makes them: it starts now in a worker thread, the server answers ``initialize`` meanwhile, and the first
-    tool list or call waits for it (its error, if it fails, is what those requests answer)."""
+    that makes them: the server answers ``initialize`` without it, and the first tool list or call runs it (once,
+    in a worker thread) and waits for it; if it fails, its error is what those requests answer."""
     from mcp import types
     from mcp.server.lowlevel import Server
 
-    if callable(tools):
-        pending = ThreadPoolExecutor(1, thread_name_prefix="kg-rag-mcp-tools").submit(_made, tools)
-    else:
-        pending = Future()
-        pending.set_result(list(tools))
-    server = Server(name)
+    made: list[Future] = []
+    if not callable(tools):
+        made.append(Future())
+        made[0].set_result(list(tools))
+    lock = threading.Lock()
 
     async def served() -> dict[str, Any]:
-        return {t.name: t for t in await asyncio.wrap_future(pending)}
+        with lock:  # the first request starts the work; later ones wait for the same result
+            if not made:
+                made.append(ThreadPoolExecutor(1, thread_name_prefix="kg-rag-mcp-tools").submit(_made, tools))
+        return {t.name: t for t in await asyncio.wrap_future(made[0])}
+
+    server = Server(name)
 
     @server.list_tools()
     async def list_tools() -> list[types.Tool]:

@@ -17,8 +17,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import numpy as np
-
 from kg_rag.model.schema import MAX_NAME_CHARS, canonical_key
 
 MAX_QUESTION_CHARS = 2000
@@ -60,6 +58,8 @@ def suggest_entities(view: Any, name: str, embed: Callable[[str], Any] | None) -
     least :data:`SUGGEST_MIN_SIMILARITY` similar); none without ``embed`` or entities."""
     if embed is None or not name.strip() or not view.info().entities:
         return []
+    import numpy as np
+
     vector = np.asarray(embed(name[:MAX_NAME_CHARS]), dtype=np.float32).reshape(-1)
     hits = view.search("entities", vector, SUGGESTIONS, min_score=SUGGEST_MIN_SIMILARITY)
     if not len(hits):
