@@ -511,22 +511,3 @@ def test_invalid_entries_of_an_extraction_file_are_said_and_exit_1(tmp_path, cap
     )
     code, out, err = run(capsys, "index", "--extractions", str(tmp_path / "x.json"), "--out", idx, "--update")
     assert code == 1 and "had an invalid extraction" in err
-
-
-def test_stats_lists_types_or_documents_not_both(demo_idx, capsys):
-    """``--types --docs`` printed the documents and silently dropped ``--types``."""
-    with pytest.raises(SystemExit) as exit_info:
-        main(["stats", str(demo_idx), "--types", "--docs"])
-    assert exit_info.value.code == 2
-    assert "argument --docs: not allowed with argument --types" in capsys.readouterr().err
-
-
-def test_a_corpus_without_openie_triples_warns_before_embedding(small_files, capsys):
-    """A new user's report: ``--corpus`` alone embedded 1 890 passages (85 s) into an index of 0 entities with no
-    word. The passages are still indexed (a dense-only index is a use), with a warning first."""
-    corpus, openie, fake = str(small_files / "c.json"), str(small_files / "o.json"), ["--embeddings", "fake:16", "-q"]
-    code, out, err = run(capsys, "index", "--corpus", corpus, "--out", str(small_files / "i"), *fake)
-    assert code == 0
-    assert "warning: --corpus without --openie: the passages are indexed with no graph" in err
-    code, _, err = run(capsys, "index", "--corpus", corpus, "--openie", openie, "--out", str(small_files / "j"), *fake)
-    assert code == 0 and "without --openie" not in err

@@ -166,7 +166,7 @@ def read_passage(
     if name is None and title and titled:
         name = bare_title(title)
     topic = Topic(name) if name else None
-    mentions = find_mentions(doc, topic)
+    mentions, inside = find_mentions(doc, topic)
     if topic is not None:
         topic.label = _topic_label(doc, mentions)
     passage = Passage(doc, mentions, topic, NameTable.of(doc, mentions))
@@ -187,6 +187,8 @@ def read_passage(
             continue
         ref = passage.mention_ref(m)
         note(ref.name, ref.label)
+    for m in inside:
+        note(m.name, m.label)
     relations: dict[tuple[str, str, str], ParsedRelation] = {}
     for t in triples:
         note(t.source.name, t.source.label)
@@ -229,19 +231,31 @@ _THE = re.compile(r"^the\s+", re.IGNORECASE)
 
 
 def harmonise(results: Sequence[ExtractionResult] | Any) -> None:
-    """One name and one type per thing across a run: a name written both with a leading ``The`` that belongs to it
-    (capitalised mid-sentence, or in a title) and without takes the ``The`` form everywhere, and an entity typed
+    """One name and one type per thing across a run: a name written both with a leading ``The`` that may belong to
+    it (capitalised mid-sentence, or in a title) and without takes the form most passages write, and an entity typed
     differently by different passages takes its most frequent type."""
     results = list(results)
     with_article: dict[str, str] = {}
+    votes: Counter[tuple[str, bool]] = Counter()  # (key without the article, written with it): passages
     types: dict[str, Counter[str]] = {}
     for result in results:
+        seen: set[tuple[str, bool]] = set()
         for e in result.entities:
-            if _THE.match(e.name) and e.name[:1] == "T":
-                with_article.setdefault(canonical_key(_THE.sub("", e.name)), e.name)
+            article = bool(_THE.match(e.name)) and e.name[:1] == "T"
+            key = canonical_key(_THE.sub("", e.name) if article else e.name)
+            seen.add((key, article))
+            if article:
+                with_article.setdefault(key, e.name)
+        votes.update(seen)
+    # the article belongs to the name where most passages write it so ("The Beatles"), not where one title does
+    with_article = {k: v for k, v in with_article.items() if votes[k, True] > votes[k, False]}
+    bare = {k for (k, article) in votes if article and k not in with_article}
 
     def named(name: str) -> str:
-        return with_article.get(canonical_key(name), name) if not _THE.match(name) else name
+        if _THE.match(name) and name[:1] == "T":
+            key = canonical_key(_THE.sub("", name))
+            return _THE.sub("", name) if key in bare else name
+        return with_article.get(canonical_key(name), name)
 
     for result in results:
         for e in result.entities:

@@ -137,14 +137,41 @@ def _title_pattern(name: str) -> re.Pattern[str]:
     return re.compile(r"(?<!\w)" + pattern + r"(?!\w)", re.IGNORECASE)
 
 
-def find_mentions(doc: Parse, topic: Topic | None) -> list[Mention]:
-    """Every mention in ``doc``, non-overlapping, in text order (see the module docstring for the sources)."""
+def find_mentions(doc: Parse, topic: Topic | None) -> tuple[list[Mention], list[Mention]]:
+    """Every mention in ``doc``, non-overlapping, in text order (see the module docstring for the sources); and the
+    names written inside them (:func:`_inside`)."""
     found: list[Mention] = []
     if topic is not None:
         found += _topic_mentions(doc, topic)
     found += _quoted(doc)
     found += [_with_article(doc, m) for m in (*_entities(doc), *_proper_phrases(doc))]
-    return _non_overlapping(found, doc.n)
+    kept = _non_overlapping(found, doc.n)
+    return kept, _inside(doc, found, kept)
+
+
+INNER = frozenset({"PERSON", "ORGANIZATION", "LOCATION", "EVENT", "WORK", "LAW", "PRODUCT"})
+"""Types of a recognised name that is also linked to its passage when written inside a longer one."""
+
+
+def _inside(doc: Parse, found: Sequence[Mention], kept: Sequence[Mention]) -> list[Mention]:
+    """Names written inside a longer mention, linked to the passage as entities too (no relation is read off them):
+    a recognised name (``Tokyo`` in "Tokyo International Airport", ``United States`` in "United States Senate") and
+    the proper name a common noun was added to (``Brahmaputra`` in "Brahmaputra valley"). Another passage that
+    names only the shorter thing is then linked to this one."""
+    taken = {(m.start, m.end) for m in kept}
+    out = [
+        m
+        for m in found
+        if m.kind == "ner"
+        and m.label in INNER
+        and (m.start, m.end) not in taken
+        and any(k.start <= m.start and m.end <= k.end for k in kept)
+    ]
+    for k in kept:
+        last = k.end - 1
+        if k.kind == "name" and doc.tag[last] in ("NN", "NNS") and k.end - k.start > 1 and doc.tag[last - 1] in PROPER:
+            out.append(Mention(k.start, last, _text(doc, k.start, last), k.label, "name"))
+    return out
 
 
 def _with_article(doc: Parse, m: Mention) -> Mention:
@@ -290,7 +317,7 @@ def _left_edge(doc: Parse, i: int) -> int:
     first = doc.sent_start(i)
     while start > first:
         prev = start - 1
-        inside = start <= doc.head[prev] <= i or (
+        inside = prev < doc.head[prev] <= i or (  # a left part of a name attaches to its right, inside it
             doc.dep[prev] == "compound" and doc.dep[i] == "compound" and doc.head[prev] == doc.head[i]
         )
         if not inside:  # attached outside the name: not a part of it
@@ -364,8 +391,15 @@ def _non_overlapping(found: Iterable[Mention], size: int) -> list[Mention]:
             for i in range(m.start, m.end):
                 labels.setdefault(i, m.label)
     people = [(m.start, m.end) for m in found if m.kind == "ner" and m.label == "PERSON"]
-    # a person's name ends where the recogniser ends it: "Colonel Paul Tibbets" is Paul Tibbets
-    found = [m for m in found if not (m.kind == "name" and any(m.start <= a and b <= m.end for a, b in people))]
+    names = [(m.start, m.end) for m in found if m.kind == "ner"]
+
+    def run_on(m: Mention) -> bool:
+        """A proper-noun phrase that is several recognised names run together (a table flattened into text, "Metzler
+        Bank Frankfurt Germany"), or a person's name with a rank ("Colonel Paul Tibbets" is Paul Tibbets)."""
+        inside = [(a, b) for a, b in names if m.start <= a and b <= m.end]
+        return len(inside) >= 2 or any(span in people for span in inside)
+
+    found = [m for m in found if not (m.kind == "name" and run_on(m))]
     # the longest first (the topic inside a longer name, "Sims Historical Society Museum", is that name); at equal
     # length the topic, then a quoted title, then the recogniser's reading
     ranked = sorted(found, key=lambda m: (-(m.end - m.start), _PRIORITY[m.kind], m.start))

@@ -30,6 +30,13 @@ _NOT_DESIGNATORS = frozenset(
 )
 
 
+def _listed(text: str, end: int) -> bool:
+    """Whether a plain number is followed by another name or number (``Germany 1690 Barclays England 1692``: a table
+    flattened into text) rather than by running prose (``Statute 2021 revokes ...``)."""
+    rest = text[end : end + 3].lstrip()
+    return bool(rest) and (rest[0].isupper() or rest[0].isdigit())
+
+
 def mask_codes(text: str) -> str:
     """``text`` with each code replaced by a capitalised word of the same length (see the module docstring); a
     number after a month or a preposition (``March 2019-03``, ``in 1990-91``) is left alone."""
@@ -43,7 +50,12 @@ def mask_codes(text: str) -> str:
                 not designator[:1].isupper()
                 or designator.casefold() in _NOT_DESIGNATORS
                 or designator.casefold().endswith("ly")
-                or ("." not in word and "-" not in word and "/" not in word and len(word) < 2)
+                or (
+                    "." not in word
+                    and "-" not in word
+                    and "/" not in word
+                    and (len(word) < 2 or _listed(text, m.end()))
+                )
             ):
                 return word
         return "Q" + "x" * (len(word) - 1)

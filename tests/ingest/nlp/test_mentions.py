@@ -35,6 +35,18 @@ def test_names(extractor, text, wanted):
     assert wanted <= got, f"missing {wanted - got}; got {got}"
 
 
+def test_names_inside_a_longer_name_are_linked_too(extractor):
+    got = names(extractor.parse("The plane landed in the Brahmaputra valley."))
+    assert {"Brahmaputra valley", "Brahmaputra"} <= got
+    got = names(extractor.parse("Wind power in the United States grew quickly.", "Wind power in the United States"))
+    assert {"Wind power in the United States", "United States"} <= got
+
+
+def test_recognised_names_run_together_are_not_one_name(extractor):
+    got = names(extractor.parse("Bank Founded Metzler Bank Frankfurt Germany 1690 Barclays England 1692"))
+    assert not any("Frankfurt" in n and "Barclays" in n for n in got)
+
+
 def test_a_surname_or_an_acronym_names_the_full_entity(extractor):
     result = extractor.parse(
         "Hank Snow was a singer. Snow moved to Nashville in 1949. "
@@ -73,6 +85,11 @@ def test_codes_are_masked_at_the_same_length():
 
 
 def test_harmonise_gives_one_name_and_one_type_per_thing():
+    """The form most passages write wins: two write "The Beatles", one "Beatles"; one title's "The United States"
+    does not turn every "United States" into it."""
+    c = ExtractionResult(entities=[ExtractedEntity(name="The Beatles"), ExtractedEntity(name="The United States")])
+    d = ExtractionResult(entities=[ExtractedEntity(name="United States")])
+    e = ExtractionResult(entities=[ExtractedEntity(name="United States")])
     a = ExtractionResult(
         entities=[ExtractedEntity(name="The Beatles", type="GROUP")],
         relations=[ParsedRelation(source="John Lennon", target="The Beatles", predicate="joined")],
@@ -81,6 +98,7 @@ def test_harmonise_gives_one_name_and_one_type_per_thing():
         entities=[ExtractedEntity(name="Beatles", type="ORGANIZATION"), ExtractedEntity(name="Beatles", type="GROUP")],
         relations=[ParsedRelation(source="Beatles", target="Liverpool", predicate="formed in")],
     )
-    harmonise([a, b])
-    assert {e.name for e in b.entities} == {"The Beatles"} and b.relations[0].source == "The Beatles"
-    assert {e.type for e in a.entities + b.entities} == {"GROUP"}
+    harmonise([a, b, c, d, e])
+    assert {x.name for x in b.entities} == {"The Beatles"} and b.relations[0].source == "The Beatles"
+    assert {x.type for x in a.entities + b.entities} == {"GROUP"}
+    assert {x.name for x in c.entities} == {"The Beatles", "United States"}
