@@ -43,7 +43,7 @@ def client(retriever):
 
     from kg_rag.explorer.app import create_app
 
-    return TestClient(create_app(retriever))
+    return TestClient(create_app(retriever), base_url="http://127.0.0.1")  # the explorer serves loopback names
 
 
 def call(tool, source: str) -> dict:
