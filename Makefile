@@ -10,10 +10,10 @@ TORCH_INDEX ?=
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	# torch first, as the CPU build: otherwise the `local` extra pulls a multi-GB CUDA torch. On plain PyPI the
+	# torch first, as the CPU build: otherwise the `test` extra (sentence-transformers) pulls a multi-GB CUDA torch. On plain PyPI the
 	# Linux wheel is the CUDA one, so name PyTorch's CPU index: make demo TORCH_INDEX=https://download.pytorch.org/whl/cpu
 	$(BIN)/python -m pip install -q torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
-	$(BIN)/python -m pip install -q -e ".[local,postgres,serve,test]"
+	$(BIN)/python -m pip install -q -e ".[local,postgres,serve,test,nlp]"
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -40,3 +40,8 @@ class ExtractionError(KGRagError):
 
 class EntityResolutionError(KGRagError, ValueError):
     """A merge or split of entities the index cannot make: an entity it does not hold, a merge it does not record."""
+
+
+class StoreError(KGRagError):
+    """A database store could not complete a read or write — its disk is full, the server went away — said in one
+    line: what happened, and whether the write was rolled back. The database's own error is its ``__cause__``."""

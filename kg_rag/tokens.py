@@ -7,7 +7,7 @@ splitter's — works with no network, and the process environment (``TIKTOKEN_CA
 
 from __future__ import annotations
 
-import base64
+import binascii
 import hashlib
 import threading
 from functools import lru_cache
@@ -27,12 +27,10 @@ def _shipped_ranks() -> dict[bytes, int]:
         raise RuntimeError(f"{_SHIPPED}: the shipped cl100k_base BPE file is missing; reinstall kg-rag") from exc
     if hashlib.sha256(data).hexdigest() != _SHA256:
         raise RuntimeError(f"{_SHIPPED}: the shipped cl100k_base BPE file fails its sha256 check; reinstall kg-rag")
-    ranks: dict[bytes, int] = {}
-    for line in data.splitlines():
-        if line:
-            token, rank = line.split()
-            ranks[base64.b64decode(token)] = int(rank)
-    return ranks
+    fields = data.split()  # "token rank" lines: the tokens at even positions, their ranks at odd ones
+    if len(fields) % 2:
+        raise RuntimeError(f"{_SHIPPED}: the shipped cl100k_base BPE file is malformed; reinstall kg-rag")
+    return dict(zip(map(binascii.a2b_base64, fields[0::2]), map(int, fields[1::2])))  # a loop took twice as long
 
 
 @lru_cache(maxsize=4)

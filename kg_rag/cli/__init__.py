@@ -30,11 +30,22 @@ from kg_rag.cli.common import CLIError, one_line
 from kg_rag.errors import KGRagError
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from kg_rag import __version__  # the installed distribution's version (pyproject.toml)
+class _Version(argparse.Action):
+    """``--version``: the installed distribution's version (pyproject.toml), looked up only when asked for."""
 
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="show the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
+        import kg_rag
+
+        print(f"{parser.prog} {kg_rag.__version__}")
+        parser.exit()
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kg-rag", description=__doc__.splitlines()[0])
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--version", action=_Version)
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress (INFO)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = parser.add_subparsers(dest="command", required=True)

@@ -6,11 +6,19 @@ import argparse
 import json
 import logging
 import math
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 logger = logging.getLogger("kg_rag.cli")
+
+
+CHAT_MODEL_HELP = (
+    "chat model: provider:model of LangChain's init_chat_model (openai:gpt-4o-mini, ollama:qwen2.5, anthropic:...), "
+    "module:attr, or a model name of the OpenAI-compatible server at $OPENAI_BASE_URL (default: $KG_RAG_CHAT_MODEL, "
+    "else gpt-4o-mini)"
+)
 
 
 class CLIError(Exception):
@@ -133,6 +141,25 @@ def index_embeddings(spec: str | None, stored: str, where: str) -> object:
     return embeddings
 
 
+def query_embeddings(spec: str | None, stored: str, where: str) -> Any:
+    """The embeddings to query an index with: ``spec`` when given, else the model the index records. The local
+    MiniLM model is made without LangChain (:class:`~kg_rag.index.minilm.MiniLMEmbeddings`), so a one-off command
+    does not import it; any other model comes from :mod:`kg_rag.langchain.embeddings`."""
+    from kg_rag.index.embeddings import LOCAL_MODEL_LABEL, LOCAL_MODEL_MISSING
+
+    if spec == "local" or (spec is None and stored in ("", LOCAL_MODEL_LABEL)):
+        from kg_rag.errors import ConfigurationError
+        from kg_rag.index.minilm import MiniLMEmbeddings
+
+        try:
+            return MiniLMEmbeddings()
+        except ImportError as exc:
+            raise ConfigurationError(LOCAL_MODEL_MISSING) from exc
+    from kg_rag.langchain.embeddings import embeddings_for_index
+
+    return embeddings_for_index(spec, stored, where)
+
+
 def add_filter_arguments(p: argparse.ArgumentParser) -> None:
     """``--doc`` and ``--filter``: the query-time document filter, for every command that retrieves."""
     p.add_argument(
@@ -147,9 +174,9 @@ def add_filter_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def document_filter(args: argparse.Namespace) -> dict[str, Any]:
+def document_filter(args: argparse.Namespace, *, parse: bool = True) -> dict[str, Any]:
     """``--filter`` (a JSON object) and ``--doc`` ids as one document filter, checked before the index opens
-    (see :func:`add_filter_arguments`)."""
+    (see :func:`add_filter_arguments`); ``parse=False`` checks its shape only (no index code is imported)."""
     doc_filter: dict[str, Any] = {}
     if args.filter is not None:
         try:
@@ -162,7 +189,7 @@ def document_filter(args: argparse.Namespace) -> dict[str, Any]:
         if "doc_id" in doc_filter:
             raise CLIError("give document ids either with --doc or as doc_id in --filter, not both")
         doc_filter["doc_id"] = list(args.doc)
-    if doc_filter:
+    if doc_filter and parse:
         from kg_rag.store.scope import DocumentFilter
 
         try:
@@ -170,3 +197,19 @@ def document_filter(args: argparse.Namespace) -> dict[str, Any]:
         except ValueError as exc:
             raise CLIError(str(exc)) from None
     return doc_filter
+
+
+_PLAIN_ID = re.compile(r"[\w.:/#@+=-]{1,300}")
+
+
+def shown_id(value: object) -> str:
+    """An id (of a chunk, document or community) as a terminal line shows it: as it is when it is one plain token,
+    else in double quotes with line breaks and every other unprintable character escaped, so a document id can
+    neither break the line nor pass for output of its own (``[9] chunk=FORGED doc=official``)."""
+    text = str(value)
+    if _PLAIN_ID.fullmatch(text):
+        return text
+    quoted = json.dumps(text, ensure_ascii=False)
+    if quoted.isprintable():
+        return quoted
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in quoted)

@@ -9,8 +9,6 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from kg_rag.cli.common import CLIError, stats_payload
-from kg_rag.context import render_path
-from kg_rag.demo import DEMO_QUESTIONS, write_demo_corpus
 
 DEMO_SCHEMA = "kg_rag_demo"
 """Where the demo writes in PostgreSQL unless the URI names a ``kg_schema``: not ``kg_rag``, the default schema of
@@ -44,8 +42,8 @@ def _check_store_args(args: argparse.Namespace) -> None:
 
 def _print_answer_or_context(retriever: Any, question: str, result: Any, llm: Any) -> None:
     if llm is None:
-        print("  (no chat model configured: set OPENAI_API_KEY, and OPENAI_BASE_URL for a local server, to")
-        print("   get an answer; this is the context the answer node would receive)")
+        print("  (no chat model configured: set KG_RAG_CHAT_MODEL (ollama:qwen2.5, ...) or OPENAI_API_KEY to get an")
+        print("   answer; this is the context the answer node would receive)")
         for line in result.context.splitlines():
             print("  | " + line)
         return
@@ -68,6 +66,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _run_demo(args: argparse.Namespace, out: Path, *, kept: bool) -> int:
+    from kg_rag.context import render_path
+    from kg_rag.demo import DEMO_QUESTIONS, write_demo_corpus
     from kg_rag.index.build import build_index
     from kg_rag.ingest.extraction_file import import_extraction_file
     from kg_rag.langchain.chat import chat_model_configured, default_chat_model

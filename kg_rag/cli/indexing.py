@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kg_rag.cli.common import (
+    CHAT_MODEL_HELP,
     CLIError,
     count_at_least,
     counted,
@@ -63,24 +64,15 @@ def cmd_index(args: argparse.Namespace) -> int:
         raise CLIError("--out is empty")
     if args.docs and not Path(args.docs).exists():
         raise CLIError(f"--docs {args.docs}: no such file or folder")
-    from kg_rag.cli.planning import check_planning_args, dry_run
+    from kg_rag.cli.planning import check_planning_args, dry_run, extractor_kind, make_extractor
 
     schema = check_planning_args(args)
+    kind = extractor_kind(args)
     if args.dry_run:
-        return dry_run(args, schema)
-    inputs = _read_inputs(args)
+        return dry_run(args, schema, kind)
+    inputs = _read_inputs(args, kind)
     progress = not args.quiet
-    extractor = None
-    if args.docs and not args.no_extract:  # fail fast, before any work, when no chat model is configured
-        from kg_rag.ingest.extract import LLMExtractor
-        from kg_rag.langchain.chat import default_chat_model
-
-        extractor = LLMExtractor(
-            default_chat_model(args.chat_model, timeout=args.llm_timeout),
-            max_concurrency=args.max_concurrency,
-            max_retries=args.llm_retries,
-            **(schema.extractor_kwargs() if schema is not None else {}),
-        )
+    extractor = make_extractor(args, kind, schema)  # fails fast, before any work, without a chat model
     # an index already there keeps its own model unless another is named (--update: must be the same one);
     # that is decided once it is loaded, under the writer lock. A new index defaults to local.
     embeddings = make_embeddings(args.embeddings) if args.embeddings and not args.update else None
@@ -91,7 +83,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         return _index_locked(args, writer, embeddings, extractor, inputs)
 
 
-def _read_inputs(args: argparse.Namespace) -> dict[str, Any]:
+def _read_inputs(args: argparse.Namespace, kind: str | None) -> dict[str, Any]:
     """Read and check the JSON inputs before ``--out`` is created and locked, so that a bad file, or an OpenIE
     file that matches none of the corpus, fails without leaving a folder behind; the import uses what was read."""
     from kg_rag.jsonio import load_json
@@ -102,10 +94,11 @@ def _read_inputs(args: argparse.Namespace) -> dict[str, Any]:
 
         names = {"openie_name": args.openie or "openie", "corpus_name": args.corpus or "corpus"}
         check_corpus_match(data.get("openie", {"docs": []}), data.get("corpus"), **names)
-        if "openie" not in data:  # said before the passages are embedded, which is most of the run
+        if "openie" not in data and kind is None:  # said before the passages are embedded, most of the run
             print(
-                "warning: --corpus without --openie: the passages are indexed with no graph (no entities "
-                "or relations); give their OpenIE triples with --openie, or extract a graph from files with --docs",
+                "warning: --corpus with --no-extract: the passages are indexed with no graph (no entities "
+                "or relations); drop --no-extract to extract one (--extractor nlp), or give OpenIE triples with "
+                "--openie",
                 file=sys.stderr,
             )
     if "extractions" in data:
@@ -137,7 +130,7 @@ def _index_locked(args, writer, embeddings, extractor, inputs: dict[str, Any]) -
         changes = outcome
     else:
         changes = None
-        _index_file(args, writer, inputs, report, old)
+        _index_file(args, writer, inputs, report, old, extractor)
     if old is not None and old.communities and writer.meta().communities is None:
         print(
             f"kg-rag: note: the rebuild starts a new graph, so the old index's {old.communities} communities "
@@ -161,6 +154,17 @@ def _index_locked(args, writer, embeddings, extractor, inputs: dict[str, Any]) -
         print(
             f"kg-rag: extraction failed for {counted(changes.chunks_failed, 'chunk')}; "
             "re-run the same command to retry them",
+            file=sys.stderr,
+        )
+        return 1
+    if args.extractions and report.failures:  # said, not only counted in `stats`: the file needs fixing
+        from kg_rag.ingest.reindex import named
+
+        failed = sorted(report.failures)
+        print(
+            f"kg-rag: {counted(len(failed), 'document')} of {args.extractions} had an invalid extraction and "
+            f"{'was' if len(failed) == 1 else 'were'} indexed without a graph: {named(failed)} "
+            f"({report.failures[failed[0]]})",
             file=sys.stderr,
         )
         return 1
@@ -214,17 +218,20 @@ def _print_changes(args, changes, extractor, report, old) -> bool:
         from kg_rag.ingest.reindex import named
 
         print(f"  deleted {named(changes.removed)}")
-    if extractor is not None:
+    if extractor is not None and getattr(extractor, "calls_model", True):
         from kg_rag.ingest.extract import usage_summary
 
         print("llm usage: " + usage_summary(report.usage, changes.chunks_extracted + changes.chunks_failed))
+    elif extractor is not None:
+        print(f"nlp extraction: {extractor.model_name}, no chat calls")
     if not kept:
         what = f"{args.out} was not changed" if old is not None else "no index was written"
-        print(f"kg-rag: every extraction failed; {what}", file=sys.stderr)
+        model = getattr(extractor, "chat_model", None)
+        print(f"kg-rag: every extraction failed{f' (chat model {model})' if model else ''}; {what}", file=sys.stderr)
     return not kept
 
 
-def _index_file(args, writer, inputs, report, old) -> None:
+def _index_file(args, writer, inputs, report, old, extractor=None) -> None:
     """``--openie``/``--corpus`` and ``--extractions``: a rebuild is built in memory and saved whole; an update
     of an extraction file replaces its documents row by row; an OpenIE update re-types the whole corpus, so it
     edits the whole graph."""
@@ -237,6 +244,11 @@ def _index_file(args, writer, inputs, report, old) -> None:
         openie = inputs.get("openie", {"docs": []})
 
         def run(kg: KnowledgeGraph, into: Any) -> None:
+            if extractor is not None:  # --corpus without --openie: the passages' graph is extracted here
+                from kg_rag.ingest.corpus import import_corpus
+
+                import_corpus(kg, inputs["corpus"], extractor, report=into, progress=writer.progress, name=names[1])
+                return
             import_openie(kg, openie, inputs.get("corpus"), report=into, progress=writer.progress, names=names)
 
         if args.update:
@@ -332,7 +344,27 @@ def add_parsers(sub) -> None:
     p.add_argument(
         "--no-extract",
         action="store_true",
-        help="with --docs: chunk and embed only, no LLM extraction (dense/BM25 baselines)",
+        help="with --docs or --corpus: chunk and embed only, no graph (dense/BM25 baselines)",
+    )
+    p.add_argument(
+        "--extractor",
+        choices=("llm", "nlp"),
+        default=None,
+        help="with --docs or --corpus: llm (a chat model) or nlp (spaCy's parse, no LLM; the `nlp` extra). Default: "
+        "llm for --docs when a chat model is configured, else nlp",
+    )
+    p.add_argument(
+        "--spacy-model",
+        default=None,
+        metavar="NAME",
+        help="with --extractor nlp: the spaCy pipeline (default $KG_RAG_SPACY_MODEL, else en_core_web_sm, else the "
+        "copy the nlp extra installs)",
+    )
+    p.add_argument(
+        "--workers",
+        type=count_at_least(1),
+        default=1,
+        help="with --extractor nlp: parsing processes (default 1)",
     )
     p.add_argument(
         "--embeddings",
@@ -348,7 +380,7 @@ def add_parsers(sub) -> None:
         help="keep spelling variants of one name apart (by default U.S., USA and United States become one entity "
         "when the evidence agrees; merges and splits made by hand hold either way)",
     )
-    p.add_argument("--chat-model", default=None, help="chat model name (default: $KG_RAG_CHAT_MODEL)")
+    p.add_argument("--chat-model", default=None, help=CHAT_MODEL_HELP)
     p.add_argument("--chunk-size", type=count_at_least(1), default=512, help="tokens per chunk (default 512)")
     p.add_argument("--chunk-overlap", type=count_at_least(0), default=24, help="token overlap (default 24)")
     p.add_argument("--max-concurrency", type=count_at_least(1), default=4, help="parallel extraction calls (default 4)")

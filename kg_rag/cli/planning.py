@@ -9,6 +9,77 @@ from typing import Any
 
 from kg_rag.cli.common import CLIError
 
+NO_MODEL_NOTICE = (
+    "note: no chat model configured (OPENAI_API_KEY): extracting with the NLP extractor (spaCy, no LLM); "
+    "--extractor llm needs a chat model, --no-extract indexes chunks only"
+)
+
+
+def extractor_kind(args: argparse.Namespace) -> str | None:
+    """Which extractor the run uses: ``"llm"``, ``"nlp"`` or ``None`` (no extraction). ``--extractor`` decides;
+    without it, ``--docs`` uses the configured chat model, and the NLP extractor when there is none (with a notice:
+    a first run without a key still gets a typed graph), and a ``--corpus`` without ``--openie`` uses the NLP
+    extractor (it never starts paying for chat calls unasked). Refused before any work: ``--extractor`` where
+    nothing is extracted, and the NLP extractor when spaCy or its pipeline is missing (naming every route)."""
+    extracts = bool(args.docs) or bool(args.corpus and not args.openie)
+    if args.extractor and not extracts:
+        raise CLIError("--extractor is for --docs and for --corpus without --openie (other inputs hold their graph)")
+    if args.extractor and args.no_extract:
+        raise CLIError("--extractor has no effect with --no-extract: drop one of them")
+    if args.no_extract and not extracts:
+        raise CLIError("--no-extract is for --docs and for --corpus without --openie")
+    if not extracts or args.no_extract:
+        return None
+    if args.extractor:
+        kind = args.extractor
+    else:
+        from kg_rag.langchain.chat import chat_model_configured
+
+        kind = "llm" if args.docs and chat_model_configured() else "nlp"
+    if kind == "nlp":
+        if args.schema:
+            raise CLIError("--schema is for the LLM extractor (--extractor llm); the NLP extractor reads the grammar")
+        _check_nlp(args)
+    return kind
+
+
+def _check_nlp(args: argparse.Namespace) -> None:
+    """The NLP extractor's pipeline, loaded now so that a missing spaCy fails before any work, naming the routes."""
+    from kg_rag.errors import ConfigurationError
+    from kg_rag.ingest.nlp.loading import load_pipeline
+
+    try:
+        load_pipeline(args.spacy_model)
+    except ConfigurationError as exc:
+        if args.extractor == "nlp":
+            raise CLIError(str(exc)) from None
+        routes = "--extractions FILE (a saved extraction), " if args.docs else ""
+        raise CLIError(
+            f"no chat model configured and the NLP extractor cannot run ({exc}); choose --extractor nlp after that "
+            f"install, --extractor llm with OPENAI_API_KEY set, {routes}or --no-extract (chunks only, no graph)"
+        ) from None
+
+
+def make_extractor(args: argparse.Namespace, kind: str | None, schema: Any) -> Any:
+    """The extractor ``kind`` names, configured from the flags (``None`` for no extraction)."""
+    if kind is None:
+        return None
+    if kind == "nlp":
+        from kg_rag.ingest.nlp import NLPExtractor
+
+        if not args.extractor:
+            print(NO_MODEL_NOTICE if args.docs else "note: extracting with the NLP extractor (spaCy, no LLM)")
+        return NLPExtractor(args.spacy_model, workers=args.workers)
+    from kg_rag.ingest.extract import LLMExtractor
+    from kg_rag.langchain.chat import default_chat_model
+
+    return LLMExtractor(
+        default_chat_model(args.chat_model, timeout=args.llm_timeout),
+        max_concurrency=args.max_concurrency,
+        max_retries=args.llm_retries,
+        **(schema.extractor_kwargs() if schema is not None else {}),
+    )
+
 
 def check_planning_args(args: argparse.Namespace) -> Any:
     """Flags that only mean something together, checked before any work; returns the extraction schema read
@@ -17,6 +88,10 @@ def check_planning_args(args: argparse.Namespace) -> Any:
         raise CLIError("--schema is for --docs (the only input a chat model extracts)")
     if args.schema and args.no_extract:
         raise CLIError("--schema has no effect with --no-extract: drop one of them")
+    if args.llm_timeout is not None:  # a bad value is refused whichever extractor runs
+        from kg_rag.langchain.chat import llm_timeout
+
+        llm_timeout(args.llm_timeout)
     if args.delete_others and args.update:
         raise CLIError("--delete-others is for a rebuild without --update (--update deletes nothing)")
     if args.dry_run and not args.docs:
@@ -92,7 +167,7 @@ def chat_model_name(args: argparse.Namespace) -> str:
     return args.chat_model or os.environ.get("KG_RAG_CHAT_MODEL") or DEFAULT_CHAT_MODEL
 
 
-def dry_run(args: argparse.Namespace, schema: Any) -> int:
+def dry_run(args: argparse.Namespace, schema: Any, kind: str | None = "llm") -> int:
     """Load and plan exactly as the run would (the index at ``--out`` read, not locked or written), print what it
     would extract and what that costs, and stop. No chat model is needed or called. Exits 2 when the run
     itself would be refused: before the estimate for a target that cannot take an index or a bad
@@ -104,7 +179,7 @@ def dry_run(args: argparse.Namespace, schema: Any) -> int:
     from kg_rag.ingest.schema import ExtractionSchema
     from kg_rag.model.graph import KnowledgeGraph
 
-    if args.docs and not args.no_extract:
+    if kind == "llm":
         from kg_rag.langchain.chat import llm_timeout
 
         llm_timeout(args.llm_timeout)  # the run refuses a bad timeout before any work
@@ -113,8 +188,14 @@ def dry_run(args: argparse.Namespace, schema: Any) -> int:
     report = old.read_report() if old is not None else IngestReport()
     print("dry run: nothing is sent to a chat model and nothing is written")
     documents = load_input_documents(args, IngestReport())
-    extract = not args.no_extract
+    extract = kind is not None
     schema = schema or ExtractionSchema()
+    key = schema.key()
+    if kind == "nlp":
+        from kg_rag.ingest.nlp import NLPSettings
+        from kg_rag.ingest.nlp.loading import load_pipeline, pipeline_id
+
+        key = NLPSettings(pipeline_id(load_pipeline(args.spacy_model))).key()
     plan = plan_documents(
         old if old is not None else KnowledgeGraph(),
         documents,
@@ -123,7 +204,7 @@ def dry_run(args: argparse.Namespace, schema: Any) -> int:
         chunk_size=args.chunk_size,
         chunk_overlap=args.chunk_overlap,
         sync=not args.update,
-        schema_key=schema.key() if extract else None,
+        schema_key=key if extract else None,
     )
     stored = {str(r["id"]) for r in records}
     new = [d for d in plan.changed if d not in stored]
@@ -136,6 +217,8 @@ def dry_run(args: argparse.Namespace, schema: Any) -> int:
     print(line)
     if not extract:
         print(f"chunks: {sum(map(len, plan.changed.values()))} to embed; no chat calls (--no-extract)")
+    elif kind == "nlp":
+        print(f"chunks to extract: {len(plan.to_extract)} with the NLP extractor; no chat calls")
     else:
         estimate = estimate_extraction(
             plan.to_extract,

@@ -8,26 +8,27 @@ import sys
 from typing import Any
 
 from kg_rag.cli.common import (
+    CHAT_MODEL_HELP,
     CLIError,
     add_filter_arguments,
     check_location,
     count_at_least,
     document_filter,
+    query_embeddings,
+    shown_id,
     split_list,
 )
-from kg_rag.context import render_path
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    from kg_rag.langchain.embeddings import make_embeddings
-    from kg_rag.langchain.retriever import EntityBasedKGRAG
+    from kg_rag.query.engine import QueryEngine
     from kg_rag.query.history import validate_query
     from kg_rag.query.params import get_preset
+    from kg_rag.store import open_store
 
     validate_query(args.question)  # before loading anything
     check_location(args.index)
-    get_preset(args.preset)
-    embeddings = make_embeddings(args.embeddings) if args.embeddings else None  # None: the index's own model
+    params = get_preset(args.preset)
     overrides: dict[str, Any] = {}
     for name in ("max_hops", "k", "direction", "strategy", "max_context_tokens"):
         value = getattr(args, name)
@@ -42,25 +43,27 @@ def cmd_query(args: argparse.Namespace) -> int:
     doc_filter = document_filter(args)
     if doc_filter:
         overrides["filter"] = doc_filter
-    retriever = EntityBasedKGRAG.from_index(args.index, embeddings, preset=args.preset)
-    _check_types(retriever, overrides, args.index)
+    # the core engine, not the LangChain retriever: a one-off query imports no LangChain unless it answers
+    backend = open_store(args.index).backend()
+    embeddings = query_embeddings(args.embeddings, backend.info().embedding_model, args.index)
+    engine = QueryEngine(backend, embeddings, params)
+    _check_types(backend, overrides, args.index)
     for flag in ("include_entities", "exclude_entities"):
         if getattr(args, flag):
-            overrides[flag] = entity_names(getattr(args, flag), retriever.backend)
-    result = retriever.retrieve(args.question, **overrides)
-    from kg_rag.langchain.chat import chat_model_configured
+            overrides[flag] = entity_names(getattr(args, flag), backend)
+    result = engine.retrieve(args.question, **overrides)
+    from kg_rag.langchain.chat import NO_CHAT_MODEL, chat_model_configured  # reads the environment only
 
-    answering = not args.no_answer and chat_model_configured()
+    answering = not args.no_answer and chat_model_configured(args.chat_model)
     if not args.no_answer and not answering:  # say why no answer follows the context (stderr: stdout stays data)
         print(
-            "kg-rag: no answer: no chat model configured (set OPENAI_API_KEY, and OPENAI_BASE_URL for a local "
-            "server; --no-answer prints the context alone without this note)",
+            f"kg-rag: no answer: {NO_CHAT_MODEL} (--no-answer prints the context alone without this note)",
             file=sys.stderr,
         )
     if args.json:
         payload = _payload(result)
         if answering:  # written by the configured chat model (--no-answer leaves it out)
-            answer, error = _answer(retriever, args.question, result)
+            answer, error = _answer(args, result)
             payload["answer"] = answer["answer"] if answer else None
             payload["citations"] = answer["citations"] if answer else []
             if error:
@@ -74,7 +77,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     sys.stdout.flush()  # the context is out before the chat model is called: a failing model loses nothing
     error = None
     if answering:
-        answer, error = _answer(retriever, args.question, result)
+        answer, error = _answer(args, result)
         if answer is not None:
             print(f"answer: {answer['answer']}")
             print()
@@ -87,7 +90,8 @@ def cmd_query(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     for c in result.chunks:
-        print(f"  {c.score:.4f}  {c.id}  (graph {c.graph_score:.4f}, dense {c.dense_score:.4f})", file=sys.stderr)
+        shown = shown_id(c.id)  # a chunk id holds its document's id: quoted when it is not one plain token
+        print(f"  {c.score:.4f}  {shown}  (graph {c.graph_score:.4f}, dense {c.dense_score:.4f})", file=sys.stderr)
     if args.explain:
         from kg_rag.query.stages import describe
 
@@ -102,13 +106,13 @@ def cmd_query(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_types(retriever: Any, overrides: dict[str, Any], index: str) -> None:
+def _check_types(backend: Any, overrides: dict[str, Any], index: str) -> None:
     """A relation type the index does not have is a typo or another index's vocabulary: refused in one line (the
     query itself would only warn, and an allow list of unknown types leaves no graph at all)."""
     from kg_rag.query.stages import unknown_relation_types
 
     problems = []
-    with retriever.backend.reader() as view:
+    with backend.reader() as view:
         for name in ("edge_types", "exclude_edge_types"):
             unknown = unknown_relation_types(view, overrides.get(name))
             if unknown:
@@ -118,20 +122,22 @@ def _check_types(retriever: Any, overrides: dict[str, Any], index: str) -> None:
         raise CLIError("; ".join(problems) + f" (kg-rag stats {index} --types lists them)")
 
 
-def _answer(retriever: Any, question: str, result: Any) -> tuple[dict[str, Any] | None, str | None]:
+def _answer(args: argparse.Namespace, result: Any) -> tuple[dict[str, Any] | None, str | None]:
     """``(answer, None)``, or ``(None, one line)`` when the chat model fails: the retrieval is still printed."""
     from kg_rag.cli.common import one_line
     from kg_rag.langchain.answer import AnswerGenerationError, answer_from_result
     from kg_rag.langchain.chat import default_chat_model
 
     try:  # one retrieval: the answer is written from this result
-        return answer_from_result(retriever, default_chat_model(max_retries=2), question, result), None
+        return answer_from_result(default_chat_model(args.chat_model, max_retries=2), args.question, result), None
     except AnswerGenerationError as exc:
         return None, one_line(exc)
 
 
 def _payload(result: Any) -> dict[str, Any]:
     from dataclasses import asdict
+
+    from kg_rag.context import render_path
 
     return {
         "query": result.query,
@@ -223,7 +229,8 @@ def add_parsers(sub) -> None:
     p.add_argument(
         "--no-answer",
         action="store_true",
-        help="do not call the chat model (by default, when OPENAI_API_KEY is set, query also"
+        help="do not call the chat model (by default, when a chat model is configured, query also"
         " answers the question; with --json the answer and its citations are in the output)",
     )
+    p.add_argument("--chat-model", default=None, help=CHAT_MODEL_HELP)
     p.set_defaults(func=cmd_query)

@@ -44,7 +44,7 @@ SOURCE_LINE_PREFIX = DATA_PREFIX
 RELATION_COLUMNS = ("id", "source", "target", "description", "relation_type", "weight", "rank")
 ENTITY_COLUMNS = ("id", "entity", "type", "description", "rank")
 _DESC_STEPS = (None, 48, 24, 12, 6, 0)
-_SAFE_ID = re.compile(r"^[\w.:/#@+-]{1,200}$", re.UNICODE)
+_SAFE_ID = re.compile(r"[\w.:/#@+-]{1,200}", re.UNICODE)
 
 Line = tuple[str, tuple[str, str] | None]
 """A rendered line and what it shows (``("relation", id)``, ``("path", i)``, ...; ``None`` for headers)."""
@@ -84,7 +84,7 @@ def safe_label(value: object, limit: int = 200) -> str:
     no control characters, nothing that reads as a new field or section)."""
     text = printable(str(value))
     text = " ".join(text.split())[:limit]
-    return text if _SAFE_ID.match(text) else json.dumps(text, ensure_ascii=False)
+    return text if _SAFE_ID.fullmatch(text) else json.dumps(text, ensure_ascii=False)
 
 
 def _cell(value: object) -> str:

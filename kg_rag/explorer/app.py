@@ -5,9 +5,15 @@ retriever's filters); ``POST /api/entity`` (an entity and the same filters). Bad
 value, a relation type the index does not have, an unknown entity, an over-long question or body — is a 4xx
 with a one-line ``{"error": ...}``; any other failure is a 500 with one line, and the server keeps serving. No
 endpoint writes to the index.
+
+Every request first passes :class:`RequestGuard`: a ``Host`` the explorer does not serve is refused (400), so a
+web page whose DNS name is rebound to 127.0.0.1 cannot reach a loopback-bound explorer, and a body is counted
+as it arrives, so one over :data:`MAX_BODY_BYTES` is refused (413) after at most that many bytes were read,
+whether it declares a ``Content-Length`` or is chunked.
 """
 
 import logging
+from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -20,20 +26,21 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from kg_rag.explorer import views
+from kg_rag.query import limits
 
 logger = logging.getLogger(__name__)
 
-MAX_QUESTION_CHARS = 2000
-"""Longest question accepted (a question, not a document)."""
 MAX_BODY_BYTES = 64 * 1024
 """Largest request body accepted."""
-MAX_NAMES = 50
-"""Most names in one filter list."""
-MAX_HOPS = 4
-"""Deepest walk the page may ask for (each hop multiplies the work around hub entities)."""
-MAX_K = 50
-"""Most passages the page may ask for."""
+# the limits every entry point shares (kg_rag.query.limits): the same question length as kg-rag query and MCP
+MAX_QUESTION_CHARS = limits.MAX_QUESTION_CHARS
+MAX_NAMES = limits.MAX_FILTER_NAMES
+MAX_HOPS = limits.MAX_SERVED_HOPS
+MAX_K = limits.MAX_SERVED_K
 STATIC = Path(__file__).with_name("static")
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+"""Host names every explorer answers (a loopback address reached by its own name)."""
+WILDCARD_ADDRESSES = ("0.0.0.0", "::", "")
 
 
 def vis_network_dir() -> Path:
@@ -71,24 +78,91 @@ class QuestionRequest(Filters):
 
 
 class EntityRequest(Filters):
-    entity: str = Field(min_length=1, max_length=500)
+    entity: str = Field(min_length=1, max_length=limits.MAX_NAME_CHARS)
 
 
-def create_app(retriever: Any, *, title: str = "kg-rag explorer") -> FastAPI:
-    """The ASGI app for ``retriever`` (an :class:`~kg_rag.langchain.retriever.EntityBasedKGRAG`)."""
+def error(status: int, message: str) -> JSONResponse:
+    """The one-line ``{"error": ...}`` every refusal is."""
+    return JSONResponse({"error": " ".join(str(message).split())[:500]}, status_code=status)
+
+
+class BodyTooLarge(StarletteHTTPException):
+    """A request body passed :data:`MAX_BODY_BYTES` while it was read (413)."""
+
+    def __init__(self) -> None:
+        super().__init__(413, f"request body too large (at most {MAX_BODY_BYTES} bytes)")
+
+
+def host_name(header: str) -> str:
+    """The name in a ``Host`` header, without its port, lower-case: ``[::1]:8765`` -> ``::1``."""
+    host = header.strip().lower()
+    if host.startswith("["):
+        return host[1 : host.find("]")] if "]" in host else host
+    if host.count(":") == 1:
+        host = host.split(":", 1)[0]
+    return host.rstrip(".")
+
+
+class RequestGuard:
+    """ASGI middleware in front of every route: refuses a ``Host`` not in ``allowed_hosts`` (``"*"`` allows any)
+    and counts the body as it streams (see the module docstring)."""
+
+    def __init__(self, app: Any, allowed_hosts: Iterable[str]) -> None:
+        self.app = app
+        self.allowed = {host_name(h) for h in allowed_hosts}
+        self.any_host = "*" in self.allowed
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or ()}
+        host = host_name(headers.get("host", ""))
+        if not self.any_host and host not in self.allowed:
+            shown = host or "(none)"
+            refusal = error(
+                400, f"host {shown!r} is not served here (start kg-rag serve with --allow-host {shown} to serve it)"
+            )
+            await refusal(scope, receive, send)
+            return
+        size = headers.get("content-length")
+        if size is not None and (not size.isdigit() or int(size) > MAX_BODY_BYTES):
+            await error(413, BodyTooLarge().detail)(scope, receive, send)
+            return
+        read = 0
+        started = False
+
+        async def counted() -> dict[str, Any]:
+            nonlocal read
+            message = await receive()
+            if message.get("type") == "http.request":
+                read += len(message.get("body", b""))
+                if read > MAX_BODY_BYTES:
+                    raise BodyTooLarge()  # FastAPI passes an HTTPException on from reading the body
+            return message
+
+        async def watched(message: dict[str, Any]) -> None:
+            nonlocal started
+            started = started or message.get("type") == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counted, watched)
+        except BodyTooLarge as exc:  # read outside a route that turns it into its 413
+            if started:
+                raise
+            await error(413, exc.detail)(scope, receive, send)
+
+
+def create_app(
+    retriever: Any, *, title: str = "kg-rag explorer", allowed_hosts: Iterable[str] | None = None
+) -> FastAPI:
+    """The ASGI app for ``retriever`` (an :class:`~kg_rag.langchain.retriever.EntityBasedKGRAG`). It answers
+    requests for the loopback names (:data:`LOOPBACK_HOSTS`) and ``allowed_hosts`` (``"*"``: any host)."""
     app = FastAPI(title=title, docs_url=None, redoc_url=None, openapi_url=None)
     app.mount("/static/vis", StaticFiles(directory=vis_network_dir()), name="vis")
     app.mount("/static/app", StaticFiles(directory=STATIC), name="app")
-
-    def error(status: int, message: str) -> JSONResponse:
-        return JSONResponse({"error": " ".join(str(message).split())[:500]}, status_code=status)
-
-    @app.middleware("http")
-    async def limit_body(request: Request, call_next):
-        size = request.headers.get("content-length")
-        if size is not None and (not size.isdigit() or int(size) > MAX_BODY_BYTES):
-            return error(413, f"request body too large (at most {MAX_BODY_BYTES} bytes)")
-        return await call_next(request)
+    app.add_middleware(RequestGuard, allowed_hosts=[*LOOPBACK_HOSTS, *(allowed_hosts or ())])
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -164,7 +238,7 @@ def create_app(retriever: Any, *, title: str = "kg-rag explorer") -> FastAPI:
         current()
         try:
             _, params = settings_of(body)
-            return JSONResponse(views.entity_view(retriever.backend, body.entity, params))
+            return JSONResponse(views.entity_view(retriever.backend, body.entity, params, retriever.engine.embed))
         except views.NotFound as exc:
             return error(404, str(exc))
         except ValueError as exc:
@@ -173,8 +247,18 @@ def create_app(retriever: Any, *, title: str = "kg-rag explorer") -> FastAPI:
     return app
 
 
-def serve(retriever: Any, host: str = "127.0.0.1", port: int = 8765, *, log_level: str = "warning") -> None:
-    """Run the explorer with uvicorn until interrupted."""
+def serve(
+    retriever: Any,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    *,
+    log_level: str = "warning",
+    allowed_hosts: Iterable[str] = (),
+) -> None:
+    """Run the explorer with uvicorn until interrupted. It answers requests for the loopback names, for ``host``
+    unless that is a wildcard address, and for ``allowed_hosts``."""
     import uvicorn
 
-    uvicorn.run(create_app(retriever), host=host, port=port, log_level=log_level)
+    own = [] if host in WILDCARD_ADDRESSES else [host]
+    app = create_app(retriever, allowed_hosts=[*own, *allowed_hosts])
+    uvicorn.run(app, host=host, port=port, log_level=log_level)

@@ -21,6 +21,7 @@ import numpy as np
 
 from kg_rag.context import render_path
 from kg_rag.model.schema import canonical_key
+from kg_rag.query.limits import suggest_entities, unknown_name
 from kg_rag.query.stages import edge_filter_for
 from kg_rag.store.scope import ScopedView
 
@@ -35,6 +36,187 @@ MAX_QUOTES = 3
 MAX_COMMUNITIES = 10
 """Largest communities listed in the overview."""
 I64 = np.int64
+
+FAMILIES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    (
+        "rules",
+        "supersedes, revokes, amends",
+        (
+            "SUPERSED",
+            "REPLAC",
+            "REVOK",
+            "REPEAL",
+            "AMEND",
+            "IMPLEMENT",
+            "SUCCEED",
+            "PRECED",
+            "FOLLOW",
+            "APPROV",
+            "DECID",
+            "ENACT",
+            "SIGN",
+            "RULE",
+            "GOVERN",
+            "REGULAT",
+            "BAN",
+        ),
+    ),
+    (
+        "hierarchy",
+        "reports to, manages, part of",
+        (
+            "REPORT",
+            "MANAG",
+            "LEAD",
+            "HEAD",
+            "CHAIR",
+            "SUPERVIS",
+            "MEMBER",
+            "PART",
+            "BELONG",
+            "SUBSIDIAR",
+            "DIVISION",
+            "EMPLOY",
+            "WORK",
+            "SERV",
+            "COMMAND",
+            "OWNS",
+            "OWNED",
+            "OWNER",
+            "ACQUIR",
+            "INCLUD",
+            "CONTAIN",
+            "CONSIST",
+        ),
+    ),
+    (
+        "place",
+        "located in, born in, capital of",
+        (
+            "LOCAT",
+            "BORN",
+            "DIED",
+            "CAPITAL",
+            "LIVE",
+            "RESID",
+            "SITUAT",
+            "BASED",
+            "HEADQUARTER",
+            "CITIZEN",
+            "COUNTR",
+            "CITY",
+            "REGION",
+            "BORDER",
+            "NEAR",
+            "FLOW",
+            "MOUTH",
+            "LIES",
+            "SEAT",
+            "ORIGIN",
+            "NATIVE",
+            "MOVED",
+            "BURIED",
+            "STATE",
+            "PROVINC",
+            "DISTRICT",
+            "COUNTY",
+        ),
+    ),
+    (
+        "creation",
+        "written by, directed by, founded",
+        (
+            "WRIT",
+            "WROTE",
+            "AUTHOR",
+            "DIRECT",
+            "PRODUC",
+            "PERFORM",
+            "COMPOS",
+            "SING",
+            "SANG",
+            "SUNG",
+            "RECORD",
+            "RELEAS",
+            "PUBLISH",
+            "CREAT",
+            "FOUND",
+            "ESTABLISH",
+            "DESIGN",
+            "BUILD",
+            "BUILT",
+            "INVENT",
+            "DEVELOP",
+            "STAR",
+            "PLAY",
+            "PAINT",
+            "MADE",
+            "MAKE",
+            "ARTIST",
+            "ALBUM",
+            "SONG",
+        ),
+    ),
+    (
+        "people",
+        "married to, child of",
+        (
+            "MARRI",
+            "SPOUSE",
+            "WIFE",
+            "HUSBAND",
+            "CHILD",
+            "SON",
+            "DAUGHTER",
+            "PARENT",
+            "FATHER",
+            "MOTHER",
+            "SIBLING",
+            "BROTHER",
+            "SISTER",
+            "FRIEND",
+            "PARTNER",
+        ),
+    ),
+    (
+        "events",
+        "caused, blocked, preceded",
+        (
+            "CAUS",
+            "BLOCK",
+            "RESULT",
+            "TRIGGER",
+            "AFFECT",
+            "PREVENT",
+            "OCCUR",
+            "HAPPEN",
+            "FREEZ",
+            "DELAY",
+            "EXPOS",
+            "WON",
+            "WIN",
+            "AWARD",
+            "NOMINAT",
+            "ATTEND",
+            "STUDI",
+            "GRADUAT",
+            "EDUCAT",
+        ),
+    ),
+)
+"""Relation families, the colours of the explorer: a type belongs to the first family one of whose stems starts
+one of its words (thousands of extracted types, a handful of colours a reader can tell apart)."""
+
+
+def relation_family(relation_type: str) -> str:
+    """The family of a relation type (``other`` for the rest, ``related`` for ``RELATED`` and synonym links)."""
+    if relation_type in ("RELATED", "SYNONYM_OF"):
+        return "related"
+    words = relation_type.upper().split("_")
+    for family, _, stems in FAMILIES:
+        if any(w.startswith(stem) for w in words for stem in stems):
+            return family
+    return "other"
 
 
 class NotFound(LookupError):
@@ -55,6 +237,7 @@ def _edge(rel: Any, names: dict[str, str], **extra: Any) -> dict[str, Any]:
         "source_name": names.get(rel.source, rel.source),
         "target_name": names.get(rel.target, rel.target),
         "relation_type": rel.relation_type,
+        "family": relation_family(rel.relation_type),
         "description": rel.description or rel.predicate or "",
         "evidence": quotes,
         "weight": rel.weight,
@@ -84,6 +267,7 @@ def question_view(retriever: Any, question: str, settings: dict[str, Any]) -> di
             "source_name": r.source,
             "target_name": r.target,
             "relation_type": r.relation_type,
+            "family": relation_family(r.relation_type),
             "description": r.description,
             "evidence": [r.evidence] if r.evidence else [],
             "weight": r.weight,
@@ -108,6 +292,7 @@ def question_view(retriever: Any, question: str, settings: dict[str, Any]) -> di
                     "source_name": names.get(st.source, st.source),
                     "target_name": names.get(st.target, st.target),
                     "relation_type": st.relation_type,
+                    "family": relation_family(st.relation_type),
                     "description": "",
                     "evidence": [],
                     "in_context": False,
@@ -125,7 +310,11 @@ def question_view(retriever: Any, question: str, settings: dict[str, Any]) -> di
                 "score": pa.score,
             }
         )
-    shown = list(edges.values())[:MAX_VIEW_EDGES]
+    # the context's paths first, in context order (so a cut never drops them and the page draws them first), then
+    # the other relations
+    first = [st.relation_id for i in context_paths for st in result.paths[i].steps]
+    ordered = list(dict.fromkeys([*first, *edges]))
+    shown = [edges[rid] for rid in ordered[:MAX_VIEW_EDGES]]
     nodes: dict[str, dict[str, Any]] = {}
     for e in result.entities:
         nodes[e.key] = _node(e.key, e.name, e.entity_type, seed=e.seed, score=e.score, selected=True)
@@ -162,21 +351,24 @@ def question_view(retriever: Any, question: str, settings: dict[str, Any]) -> di
 
 
 # ------------------------------------------------------------------------------------------------ entity
-def _handle(view: Any, key_or_name: str) -> int:
+def _handle(view: Any, key_or_name: str, embed: Any = None) -> int:
+    """The entity a page key or a name names; :class:`NotFound` with suggestions (the shared name rule of
+    :mod:`kg_rag.query.limits`) otherwise."""
     for key in dict.fromkeys([key_or_name, canonical_key(key_or_name)]):
         found = view.lookup_entities([key])
         if key in found:
             return int(found[key])
-    raise NotFound(f"no entity {key_or_name!r} in the index")
+    raise NotFound(unknown_name(key_or_name, suggest_entities(view, key_or_name, embed)))
 
 
-def entity_view(backend: Any, key: str, params: Any) -> dict[str, Any]:
+def entity_view(backend: Any, key: str, params: Any, embed: Any = None) -> dict[str, Any]:
     """``key``'s typed in- and out-edges allowed by ``params`` (heaviest first, at most :data:`MAX_VIEW_EDGES`),
-    its descriptions, evidence quotes, documents and community report."""
+    its descriptions, evidence quotes, documents and community report. ``embed`` (the query embedding function)
+    lets an unknown name get suggestions."""
     with backend.reader() as view:
         if params.walk.filter is not None:  # the retriever's document filter: only those documents' graph
             view = ScopedView(view, params.walk.filter)
-        h = _handle(view, key)
+        h = _handle(view, key, embed)
         edge_filter, _ = edge_filter_for(view, params)  # the engine's own: the filters are the retriever's
         if h in edge_filter.blocked:
             raise ValueError(f"entity {key!r} is excluded by the exclude_entities filter")
@@ -257,8 +449,11 @@ def overview(backend: Any, doc_filter: Any = None) -> dict[str, Any]:
             "communities": len(communities),
         },
         "relation_types": [
-            {"type": t, "count": n} for t, n in sorted(info.relation_types.items(), key=lambda kv: (-kv[1], kv[0]))
+            {"type": t, "count": n, "family": relation_family(t)}
+            for t, n in sorted(info.relation_types.items(), key=lambda kv: (-kv[1], kv[0]))
         ],
+        "families": [{"family": f, "examples": examples} for f, examples, _ in FAMILIES]
+        + [{"family": "other", "examples": "every other type"}, {"family": "related", "examples": "RELATED, synonyms"}],
         "communities": [
             {"id": c.id, "level": c.level, "title": c.title or "(no report)", "size": c.size, "rating": c.rating}
             for c in largest

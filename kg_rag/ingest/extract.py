@@ -47,6 +47,7 @@ __all__ = [
     "ExtractionResult",
     "ExtractionRun",
     "LLMExtractor",
+    "ParsedRelation",
     "Usage",
     "apply_extraction",
     "usage_summary",
@@ -72,6 +73,14 @@ class ExtractedRelation(BaseModel):
     description: str = Field(default="", description="Short description of the relation in context")
     evidence: str = Field(default="", description="Verbatim quote from the text that states the relation")
     confidence: float = Field(default=1.0, ge=0.0, le=1.0, description="Confidence between 0 and 1")
+
+
+class ParsedRelation(ExtractedRelation):
+    """A relation read off a sentence by a parser rather than named by a model: it carries its predicate as
+    written (``was founded by``), which the relation typer turns into a type (``FOUNDED_BY``) and which is kept on
+    the stored relation, as for OpenIE triples."""
+
+    predicate: str = Field(default="", description="The predicate as written, auxiliaries and preposition kept")
 
 
 class ExtractionResult(BaseModel):
@@ -157,10 +166,13 @@ def apply_extraction(
     Self-loops (two names that are one entity) and relations with an empty end are skipped and counted,
     the self-loops by name; evidence quotes that do not occur in the chunk text are dropped (counted) so
     stored evidence is always real text; an answer with more entities or relations than the chunk has words
-    is cut to that many (counted).
+    is cut to that many (counted). An entity the chunk does not mention, and a relation with such an end, is
+    dropped and counted by name (``entity_not_in_text``, ``member_not_in_text``; see
+    :mod:`kg_rag.ingest.grounding`).
     """
     report = report if report is not None else IngestReport()
     haystack = " ".join(chunk.text.split()).casefold()
+    unmentioned = _unmentioned(chunk)
     cap = entity_cap(chunk.text)
     entities, relations = result.entities, result.relations
     if len(entities) > cap:
@@ -173,7 +185,7 @@ def apply_extraction(
         if not clean_display_name(ent.name):
             report.skip("empty_entity_name")
             continue
-        if report.refuses("entity", ent.name):
+        if report.refuses("entity", ent.name) or unmentioned("entity", ent.name, report=report):
             continue
         kg.add_entity(ent.name, ent.type, ent.description or None, chunk_id=chunk.id, doc_id=chunk.doc_id)
         report.added["entities"] += 1
@@ -185,17 +197,20 @@ def apply_extraction(
         if canonical_key(rel.source) == canonical_key(rel.target):
             report.skip("self_loop", example=f"{rel.source!r} -> {rel.target!r}")
             continue
-        if report.refuses("member", rel.source, rel.target):
+        if report.refuses("member", rel.source, rel.target) or unmentioned(
+            "member", rel.source, rel.target, report=report
+        ):
             continue
         quote = " ".join(rel.evidence.split()) if rel.evidence else ""
         if quote and quote.casefold() not in haystack:
             report.warn("evidence_not_in_text")
             quote = ""
+        predicate = getattr(rel, "predicate", "") or None  # a parsed relation keeps what it says
         kg.add_relation(
             rel.source,
             rel.target,
-            typer(rel.type),
-            predicate=None,
+            typer(predicate) if predicate and upper_snake(rel.type) == RELATED else typer(rel.type),
+            predicate=predicate,
             description=rel.description or None,
             evidence=quote or None,
             confidence=rel.confidence,
@@ -205,6 +220,25 @@ def apply_extraction(
             target_type=types.get(canonical_key(rel.target)),
         )
         report.added["relations"] += 1
+
+
+def _unmentioned(chunk: Chunk) -> Any:
+    """``unmentioned(kind, *names, report=...)``: whether one of ``names`` is not mentioned in ``chunk`` (an
+    extractor's invention); if so it is counted as ``<kind>_not_in_text`` with the chunk and the names."""
+    from kg_rag.ingest.grounding import ChunkText
+    from kg_rag.model.schema import shown_name
+
+    meta = chunk.metadata or {}
+    # a corpus passage's title is part of what was read (HippoRAG's passages are title + newline + text)
+    text = ChunkText(f"{meta['title']}\n{chunk.text}" if meta.get("titled") and meta.get("title") else chunk.text)
+
+    def unmentioned(kind: str, *names: str, report: IngestReport) -> bool:
+        if all(text.mentions(name) for name in names):
+            return False
+        report.skip(f"{kind}_not_in_text", example=f"{chunk.id}: " + " -> ".join(shown_name(n) for n in names))
+        return True
+
+    return unmentioned
 
 
 @dataclass
@@ -265,9 +299,11 @@ class LLMExtractor:
             strict_vocabulary=strict_vocabulary,
             gleaning=gleaning,
         )
-        if not hasattr(llm, "with_structured_output"):
-            raise ValueError("llm must be a LangChain chat model with with_structured_output()")
+        if not hasattr(llm, "invoke"):
+            raise ValueError("llm must be a LangChain chat model")
         from langchain_core.runnables import RunnableLambda
+
+        from kg_rag.langchain.chat import describe_chat_model, structured_output  # the chat binding, no cycle
 
         schema = self.schema
         patterns = schema.relation_patterns
@@ -280,10 +316,9 @@ class LLMExtractor:
         self._system_tokens = count_tokens(schema.rendered_system_prompt())
         self.gleaning = schema.gleaning
         kwargs = {"method": structured_output_method} if structured_output_method else {}
-        try:
-            structured = llm.with_structured_output(ExtractionResult, include_raw=True, **kwargs)
-        except NotImplementedError as exc:
-            raise ValueError(f"{type(llm).__name__} does not support structured output: {exc}") from exc
+        self.chat_model = describe_chat_model(llm)
+        """The model, its provider and URL, as failures name them."""
+        structured = structured_output(llm, ExtractionResult, include_raw=True, **kwargs)
         self.prompt, self.glean_prompt = schema.prompts()
         retry = {
             "stop_after_attempt": max_retries + 1,
@@ -345,7 +380,7 @@ class LLMExtractor:
 
     def _record(self, run: ExtractionRun, chunk: Chunk, out: Any) -> None:
         if isinstance(out, BaseException):
-            logger.warning("extraction failed for chunk %s: %s", chunk.id, out)
+            logger.warning("extraction failed for chunk %s (chat model %s): %s", chunk.id, self.chat_model, out)
             run.failures[chunk.id] = out
             return
         result, usage = out

@@ -4,8 +4,9 @@ Format (``"format": "kg-rag-extractions"``)::
 
     {"documents": [{"id", "title", "text", "extraction": {"entities": [...], "relations": [...]}}]}
 
-``extraction`` follows :class:`~kg_rag.ingest.extract.ExtractionResult`. The demo corpus ships in this
-format so the demo runs with no LLM; it is also how an extraction run can be kept and replayed.
+``extraction`` follows :class:`~kg_rag.ingest.extract.ExtractionResult` (a relation may add its ``predicate``);
+``docs/extraction.md`` documents every field. The demo corpus ships in this format so the demo runs with no LLM;
+it is also how an extraction run can be kept and replayed.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
-from kg_rag.ingest.extract import ExtractionResult, apply_extraction
+from kg_rag.ingest.extract import ExtractionResult, ParsedRelation, apply_extraction
 from kg_rag.ingest.report import IngestReport
 from kg_rag.jsonio import load_json
 from kg_rag.model import Chunk, KnowledgeGraph
@@ -25,6 +26,13 @@ from kg_rag.model.relation_types import RelationTyper
 from kg_rag.tokens import count_tokens
 
 FORMAT = "kg-rag-extractions"
+
+
+class SavedExtraction(ExtractionResult):
+    """A document's ``extraction`` in a file: relations may carry the ``predicate`` they were read from (as the NLP
+    extractor's do), which is stored and, for a relation without a ``type``, types it."""
+
+    relations: list[ParsedRelation] = Field(default_factory=list)  # type: ignore[assignment]
 
 
 def check_extraction_payload(payload: Any, name: str = "extractions") -> dict[str, Any]:
@@ -78,9 +86,12 @@ def import_extraction_file(
         fragment.add_chunk(chunk)
         fragment_report.added["chunks"] += 1
         try:
-            result = ExtractionResult.model_validate(doc.get("extraction") or {})
+            result = SavedExtraction.model_validate(doc.get("extraction") or {})
         except ValidationError as exc:
-            fragment_report.fail(doc_id, f"invalid extraction in document {n}: {exc.error_count()} errors")
+            errors = exc.error_count()
+            fragment_report.fail(
+                doc_id, f"invalid extraction in document {n}: {errors} error{'s' if errors != 1 else ''}"
+            )
             continue
         apply_extraction(fragment, chunk, result, typer, fragment_report)
     replace_documents(kg, fragment, report)

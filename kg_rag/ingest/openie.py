@@ -13,8 +13,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tqdm.auto import tqdm
-
 from kg_rag.ingest.report import IngestReport
 from kg_rag.jsonio import load_json
 from kg_rag.model.graph import KnowledgeGraph
@@ -141,41 +139,12 @@ def import_openie(
     docs = check_corpus_match(data, passages, openie_name=name, corpus_name=source)
     if passages is None:
         passages = [dict(zip(("title", "text"), _split_passage(d))) for d in docs if isinstance(d, dict)]
-    with target.lock:
-        _check_no_clash(
-            target,
-            {
-                passage_id(i): p["text"]
-                for i, p in enumerate(passages)
-                if isinstance(p, dict) and isinstance(p.get("text"), str) and p["text"].strip()
-            },
-            source,
-        )
-    resolved = _resolved(source) if source not in _UNNAMED_SOURCES else None
-    path_meta = {"path": resolved} if resolved else None
+    clash_check(target, passages, source)
     by_text: dict[str, int] = {}
-    for i, p in enumerate(passages):
-        if not isinstance(p, dict) or not isinstance(p.get("text"), str):
-            report.skip("bad_passage")
-            continue
-        if not p["text"].strip():  # `"passage": null` or blank: nothing to retrieve
-            report.skip("empty_passage")
-            continue
-        by_text.setdefault(p["text"], i)
-        cid = passage_id(i)
-        kg.add_document(  # `stats --docs` shows the title; the resolved path tells this file from another later
-            cid, source=source, title=str(p.get("title") or "") or None, metadata=path_meta
-        )
-        kg.add_chunk(
-            Chunk(
-                cid,
-                p["text"],
-                cid,
-                {"title": str(p.get("title") or ""), "source": source, "index": i},
-                count_tokens(p["text"]),
-            )
-        )
-        report.added["chunks"] += 1
+    for i, chunk in add_passages(kg, passages, source, report):
+        by_text.setdefault(chunk.text, i)
+    from tqdm.auto import tqdm  # here: importing kg_rag for a query does not pay for tqdm (and asyncio)
+
     for doc in tqdm(docs, desc="importing OpenIE", disable=not progress):
         if not isinstance(doc, dict):
             report.skip("bad_doc")
@@ -219,6 +188,57 @@ def import_openie(
     counts = target.retype(typer)  # corpus-level types: variants merged, rare predicates backed off
     logger.info("OpenIE import: %s skipped; %s", dict(report.skipped), counts)
     return report
+
+
+def clash_check(target: KnowledgeGraph, passages: Sequence[Any], source: str) -> None:
+    """Refuse a corpus file whose passage positions name passages of another corpus file in ``target``."""
+    with target.lock:
+        _check_no_clash(
+            target,
+            {
+                passage_id(i): p["text"]
+                for i, p in enumerate(passages)
+                if isinstance(p, dict) and isinstance(p.get("text"), str) and p["text"].strip()
+            },
+            source,
+        )
+
+
+def add_passages(
+    kg: KnowledgeGraph,
+    passages: Sequence[Any],
+    source: str,
+    report: IngestReport,
+    metadata: dict[str, Any] | None = None,
+    keep: Any = None,
+    chunk_metadata: dict[str, Any] | None = None,
+) -> list[tuple[int, Chunk]]:
+    """Each corpus passage as a document and one chunk (id ``passage-NNNNN`` by position, the title in metadata);
+    malformed and blank passages are skipped and counted. ``keep(i, cid, text)``: passages to leave out (already
+    stored unchanged); ``chunk_metadata``: more metadata for each chunk. Returns the chunks added, with their
+    positions."""
+    resolved = _resolved(source) if source not in _UNNAMED_SOURCES else None
+    meta = {**({"path": resolved} if resolved else {}), **(metadata or {})}
+    out = []
+    for i, p in enumerate(passages):
+        if not isinstance(p, dict) or not isinstance(p.get("text"), str):
+            report.skip("bad_passage")
+            continue
+        if not p["text"].strip():  # `"passage": null` or blank: nothing to retrieve
+            report.skip("empty_passage")
+            continue
+        cid = passage_id(i)
+        if keep is not None and keep(i, cid, p["text"]):
+            continue
+        title = str(p.get("title") or "")
+        # `stats --docs` shows the title; the resolved path tells this file from another later
+        kg.add_document(cid, source=source, title=title or None, metadata=meta or None)
+        about = {"title": title, "source": source, "index": i, **(chunk_metadata or {})}
+        chunk = Chunk(cid, p["text"], cid, about, count_tokens(p["text"]))
+        kg.add_chunk(chunk)
+        report.added["chunks"] += 1
+        out.append((i, chunk))
+    return out
 
 
 def _triple_problem(triple: Any) -> str | None:

@@ -191,7 +191,9 @@ def plan_documents(
             continue
         if old is not None and old_chunks:
             had_old.add(doc_id)
-        changed[doc_id] = split_documents(entry["pages"], chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+        changed[doc_id] = split_documents(
+            entry["pages"], chunk_size=chunk_size, chunk_overlap=chunk_overlap, report=report
+        )
     if sync:
         changes.removed = [d for d in stored.all_ids if d not in grouped]
     for entry in grouped.values():

@@ -16,6 +16,8 @@ FILE_REASONS = {
     "empty_file": "no text",
     "unreadable": "unreadable",
     "too_large": "too large",
+    "unpacks_too_large": "unpacks past the size limit",
+    "long_line": "a line too long to split",
     "broken_link": "broken link",
     "link_outside_folder": "link out of the folder",
 }

@@ -26,6 +26,7 @@ from typing_extensions import NotRequired, TypedDict  # pydantic needs it for th
 
 from kg_rag.context.fence import fenced
 from kg_rag.errors import KGRagError
+from kg_rag.langchain.chat import chat_failure
 from kg_rag.langchain.documents import to_documents
 from kg_rag.langchain.retriever import RETRIEVAL_SETTINGS
 from kg_rag.query.history import content_text
@@ -86,9 +87,11 @@ class AnswerState(TypedDict, total=False):
     documents: list[Document]
     context: str
     paths: list[str]
-    answer: str
+    answer: str | None
     reasoning: str | None
     citations: list[dict[str, Any]]
+    no_answer: str
+    """Why there is no answer (a graph built without a chat model); absent when the model answered."""
 
 
 _NUMBER = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?")
@@ -244,12 +247,13 @@ def _conversation(messages: list[Any], turns: int) -> list[Any]:
 
 
 def _answer_model(llm: Any, chain_of_thought: bool) -> Any:
+    """The model the answer node calls: ``llm``, or for ``chain_of_thought`` its structured output of
+    :class:`ReasonedAnswer` (a JSON reply for a model without structured output)."""
     if not chain_of_thought:
         return llm
-    try:
-        return llm.with_structured_output(ReasonedAnswer)
-    except NotImplementedError as exc:
-        raise ValueError(f"{type(llm).__name__} has no structured output; chain_of_thought needs it") from exc
+    from kg_rag.langchain.chat import structured_output
+
+    return structured_output(llm, ReasonedAnswer)
 
 
 def _parsed(output: Any, documents: list[Document], *, chain_of_thought: bool, numeric_only: bool) -> dict[str, Any]:
@@ -269,42 +273,46 @@ def _parsed(output: Any, documents: list[Document], *, chain_of_thought: bool, n
 
 
 def answer_from_result(
-    retriever: Any,
     llm: Any,
     question: str,
     result: Any,
     *,
+    include_edges: bool = True,
     chain_of_thought: bool = False,
     numeric_only: bool = False,
 ) -> dict[str, Any]:
-    """What the answer graph's answer node gives, for a retrieval already made (``retriever.retrieve(...)``):
-    ``answer``, ``reasoning``, ``citations`` and the ``documents`` the context showed. One retrieval, not two,
-    for callers that also need the full result (``kg-rag query --json``)."""
-    docs = _shown_documents(to_documents(result, retriever.include_edges), result)
+    """What the answer graph's answer node gives, for a retrieval already made (``retriever.retrieve(...)`` or
+    ``QueryEngine.retrieve(...)``): ``answer``, ``reasoning``, ``citations`` and the ``documents`` the context
+    showed (with the relations each states when ``include_edges``). One retrieval, not two, for callers that also
+    need the full result (``kg-rag query --json``)."""
+    docs = _shown_documents(to_documents(result, include_edges), result)
     messages = build_messages(question, result.context, numeric_only=numeric_only, chain_of_thought=chain_of_thought)
     try:
         output = _answer_model(llm, chain_of_thought).invoke(messages, {"run_name": "kg-rag answer"})
     except Exception as exc:
-        raise AnswerGenerationError(f"chat model failed: {type(exc).__name__}: {exc}") from exc
+        raise AnswerGenerationError(chat_failure(llm, exc)) from exc
     parsed = _parsed(output, docs, chain_of_thought=chain_of_thought, numeric_only=numeric_only)
     return {**parsed, "documents": docs}
 
 
 def build_answer_graph(
     retriever: Any,
-    llm: Any,
+    llm: Any | None,
     *,
     chain_of_thought: bool = False,
     numeric_only: bool = False,
     retrieval_kwargs: dict[str, Any] | None = None,
     checkpointer: Any = None,
     name: str = "kg-rag answer graph",
+    no_model_reason: str = "no chat model was given",
 ):
     """Compile the retrieve -> answer LangGraph for an :class:`~kg_rag.retriever.EntityBasedKGRAG`.
 
-    ``llm`` is any LangChain chat model (see :func:`kg_rag.llm.default_chat_model` for ChatOpenAI from the
-    environment). ``chain_of_thought`` asks for ``{reasoning, answer}`` through structured output;
-    ``numeric_only`` asks for a bare number and extracts it. ``retrieval_kwargs`` are default
+    ``llm`` is any LangChain chat model (see :func:`kg_rag.langchain.chat.default_chat_model` for the one the
+    environment names); ``None`` makes a graph that retrieves and, instead of an answer, returns the context with
+    ``no_answer`` saying why (``no_model_reason``) and an AI message holding both, so it runs with no key.
+    ``chain_of_thought`` asks for ``{reasoning, answer}`` through structured output; ``numeric_only`` asks for a
+    bare number and extracts it. ``retrieval_kwargs`` are default
     :class:`~kg_rag.params.QueryParams` overrides for every call (checked now); per invocation, pass settings in
     ``config={"configurable": {...}}``, which win over these defaults. Invoke with ``{"question": ...}`` (and
     optionally ``"history"``) or ``{"messages": [...]}``; sync and async. ``documents`` are the sources the context
@@ -316,7 +324,7 @@ def build_answer_graph(
     from langgraph.graph import END, START, StateGraph
 
     defaults = _checked_retrieval_kwargs(retriever, retrieval_kwargs)
-    model = _answer_model(llm, chain_of_thought)
+    model = _answer_model(llm, chain_of_thought) if llm is not None else None
 
     def _call_kwargs(history: list[Any] | None, config: RunnableConfig) -> dict[str, Any]:
         """The build-time defaults this call's ``configurable`` does not set (the retriever reads those itself,
@@ -370,18 +378,33 @@ def build_answer_graph(
             conversation=_conversation(earlier, turns),
         )
 
+    def no_model(state: AnswerState) -> AnswerState:
+        note = f"No answer: {no_model_reason}. The retrieved context:\n\n{state['context']}"
+        return {
+            "question": state["question"],
+            "answer": None,
+            "reasoning": None,
+            "citations": [],
+            "no_answer": no_model_reason,
+            "messages": [AIMessage(content=note)],
+        }
+
     def answer(state: AnswerState, config: RunnableConfig) -> AnswerState:
+        if model is None:
+            return no_model(state)
         try:
             output = model.invoke(_messages(state), config)
         except Exception as exc:
-            raise AnswerGenerationError(f"chat model failed: {type(exc).__name__}: {exc}") from exc
+            raise AnswerGenerationError(chat_failure(llm, exc)) from exc
         return _finish(state, output)
 
     async def aanswer(state: AnswerState, config: RunnableConfig) -> AnswerState:
+        if model is None:
+            return no_model(state)
         try:
             output = await model.ainvoke(_messages(state), config)
         except Exception as exc:
-            raise AnswerGenerationError(f"chat model failed: {type(exc).__name__}: {exc}") from exc
+            raise AnswerGenerationError(chat_failure(llm, exc)) from exc
         return _finish(state, output)
 
     graph = StateGraph(AnswerState, input_schema=AnswerInput)

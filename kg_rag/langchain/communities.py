@@ -91,10 +91,9 @@ def _structured_chain(
     from langchain_core.prompts import ChatPromptTemplate
     from langchain_core.runnables import RunnableLambda
 
-    try:
-        structured = llm.with_structured_output(schema, include_raw=True)
-    except NotImplementedError as exc:
-        raise ValueError(f"{type(llm).__name__} does not support structured output: {exc}") from exc
+    from kg_rag.langchain.chat import structured_output
+
+    structured = structured_output(llm, schema, include_raw=True)
     prompt = ChatPromptTemplate.from_messages([("system", system), ("human", human)])
     retry = {
         "stop_after_attempt": max_retries + 1,
@@ -296,10 +295,19 @@ def build_global_search(
     async def amap_batch(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         return _points(await mapper.ainvoke({"question": state["question"], "reports": state["batch"]}, config))
 
+    def _known(state: GlobalState) -> set[str]:
+        """The ids of the communities searched: what a model cites is kept only when it is one of them."""
+        with backend.reader() as view:
+            return {c.id for c in view.list_communities(state.get("level", level)) if c.serves}
+
     def _reduce_messages(state: GlobalState) -> tuple[list[Any], list[str]]:
         from langchain_core.messages import HumanMessage, SystemMessage
 
-        ranked = sorted((p for p in state.get("points", []) if p.get("score", 0) > 0), key=lambda p: -p["score"])
+        known = _known(state)
+        points = [
+            {**p, "communities": [c for c in p.get("communities", []) if c in known]} for p in state.get("points", [])
+        ]
+        ranked = sorted((p for p in points if p.get("score", 0) > 0), key=lambda p: -p["score"])
         lines, used, sources = [], 0, []
         for p in ranked:
             block = _point_lines(p)
@@ -318,7 +326,8 @@ def build_global_search(
         usage = usage_of(message)
         if usage.counted:
             usage.prompt_tokens = count_tokens(REDUCE_SYSTEM_PROMPT) + count_tokens(state["question"]) + 50
-        cited = [c for c in dict.fromkeys(_CITE.findall(text))]
+        known = set(sources) | _known(state)
+        cited = [c for c in dict.fromkeys(_CITE.findall(text)) if c in known]  # an invented id is no citation
         return {"answer": text, "communities": cited or list(dict.fromkeys(sources)), "usage": [usage.to_dict()]}
 
     def reduce(state: GlobalState, config: RunnableConfig) -> GlobalState:

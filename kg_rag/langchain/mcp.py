@@ -8,20 +8,25 @@ message; the artifact (documents, path steps, cited communities) travels as ``st
 
 Arguments are checked before the tool runs, against the tool's own schema (which stays LangChain's): an argument
 the tool does not take (``k`` on the search tool) is refused, not silently ignored, and a text longer than
-:data:`MAX_TEXT_CHARS` (the explorer's bound on a question) is refused rather than embedded and searched.
+:data:`MAX_TEXT_CHARS` (the bound on a question everywhere) is refused rather than embedded and searched.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from langchain_core.documents import Document
+from kg_rag.query.limits import MAX_QUESTION_CHARS
 
 logger = logging.getLogger(__name__)
 
-MAX_TEXT_CHARS = 2000
-"""Longest text a tool argument may hold (a question or a name, not a document), as the explorer's question."""
+MAX_TEXT_CHARS = MAX_QUESTION_CHARS
+"""Longest text a tool argument may hold (a question or a name, not a document): the question bound every entry
+point shares (:mod:`kg_rag.query.limits`)."""
 
 
 def agent_tools(retriever: Any, llm: Any | None = None, *, global_level: int = 0) -> list[Any]:
@@ -64,6 +69,8 @@ def argument_problem(tool: Any, arguments: dict[str, Any]) -> str | None:
 
 
 def _jsonable(value: Any) -> Any:
+    from langchain_core.documents import Document
+
     if isinstance(value, Document):
         return {"id": value.id, "page_content": value.page_content, "metadata": _jsonable(value.metadata)}
     if isinstance(value, dict):
@@ -75,20 +82,37 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
-def build_server(tools: list[Any], name: str = "kg-rag") -> Any:
-    """An MCP low-level ``Server`` exposing ``tools`` (LangChain tools)."""
+def build_server(tools: list[Any] | Callable[[], list[Any]], name: str = "kg-rag") -> Any:
+    """An MCP low-level ``Server`` exposing ``tools`` (LangChain tools). ``tools`` may be a zero-argument function
+    that makes them: the server answers ``initialize`` without it, and the first tool list or call runs it (once,
+    in a worker thread) and waits for it; if it fails, its error is what those requests answer."""
     from mcp import types
     from mcp.server.lowlevel import Server
 
-    by_name = {t.name: t for t in tools}
+    made: list[Future] = []
+    if not callable(tools):
+        made.append(Future())
+        made[0].set_result(list(tools))
+    lock = threading.Lock()
+
+    async def served() -> dict[str, Any]:
+        with lock:  # the first request starts the work; later ones wait for the same result
+            if not made:
+                made.append(ThreadPoolExecutor(1, thread_name_prefix="kg-rag-mcp-tools").submit(_made, tools))
+        return {t.name: t for t in await asyncio.wrap_future(made[0])}
+
     server = Server(name)
 
     @server.list_tools()
     async def list_tools() -> list[types.Tool]:
-        return [types.Tool(name=t.name, description=t.description, inputSchema=input_schema(t)) for t in tools]
+        return [
+            types.Tool(name=t.name, description=t.description, inputSchema=input_schema(t))
+            for t in (await served()).values()
+        ]
 
     @server.call_tool()
     async def call_tool(tool_name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        by_name = await served()
         tool = by_name.get(tool_name)
         if tool is None:
             raise ValueError(f"unknown tool {tool_name!r}; this server has {', '.join(by_name)}")
@@ -106,6 +130,14 @@ def build_server(tools: list[Any], name: str = "kg-rag") -> Any:
         )
 
     return server
+
+
+def _made(make: Callable[[], list[Any]]) -> list[Any]:
+    try:
+        return list(make())
+    except Exception as exc:
+        logger.error("the MCP tools could not be made: %s", str(exc).splitlines()[0] if str(exc) else exc)
+        raise
 
 
 async def run_stdio(server: Any) -> None:

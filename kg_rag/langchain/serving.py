@@ -1,21 +1,25 @@
 """Graph factories for the LangGraph server (``langgraph.json`` at the repository root; ``langgraph dev``).
 
-The server imports this module and calls :func:`answer_graph` or :func:`global_search_graph` for a run. Both
-read the index location from the environment, open it once per process (the retriever is cached, and a
-directory index moves to a newer generation on its own ``refresh``), and compile without a checkpointer: the
-LangGraph server brings its own persistence (threads, state history).
+The server imports this module and calls :func:`retrieval_graph`, :func:`answer_graph` or
+:func:`global_search_graph` for a run. The retrieval graph needs no chat model (question in; context, paths and
+sources out), and the answer graph without one returns the context and says why, so ``langgraph dev`` can be
+tried with no key; global search needs a model. They read the index location from the environment, open it
+once per process (the retriever is cached, and a directory index moves to a newer generation on its own
+``refresh``), and compile without a checkpointer: the LangGraph server brings its own persistence (threads, state
+history).
 
-Both factories are ``async`` and build in a worker thread (``asyncio.to_thread``): opening the index reads
-files, and making the default ``local`` embeddings imports ``transformers`` (which reads the working folder), so
-building on the server's event loop would stall every other request — and ``langgraph dev`` refuses it with
-``BlockingError`` on every run. The LangGraph server awaits a factory that returns a coroutine.
+The factories are ``async`` and build in a worker thread (``asyncio.to_thread``): opening the index reads
+files and making the embeddings may import a library or read a model, so building on the server's event loop
+would stall every other request — and ``langgraph dev`` refuses it with ``BlockingError`` on every run. The
+LangGraph server awaits a factory that returns a coroutine.
 
 Environment:
 - ``KG_RAG_INDEX`` (required): an index directory or a ``postgresql://`` URI.
 - ``KG_RAG_EMBEDDINGS``: query embeddings spec (default: the model the index records).
 - ``KG_RAG_PRESET``: retrieval preset (default ``default``).
 - ``KG_RAG_GLOBAL_LEVEL``: community level global search reads (default 0).
-- ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ``KG_RAG_CHAT_MODEL``: the chat model (any OpenAI-compatible server).
+- ``KG_RAG_CHAT_MODEL`` (``provider:model``, ``module:attr`` or a model name), ``OPENAI_API_KEY``,
+  ``OPENAI_BASE_URL``: the chat model (:mod:`kg_rag.langchain.chat`).
 """
 
 from __future__ import annotations
@@ -68,18 +72,29 @@ def retriever_from_env() -> Any:
     return retriever
 
 
-def _chat_model() -> Any:
-    from kg_rag.langchain.chat import chat_model_configured, default_chat_model
+def _chat_model(required: bool = True) -> Any:
+    """The chat model the environment names; ``None`` when there is none and it is not ``required``."""
+    from kg_rag.langchain.chat import NO_CHAT_MODEL, chat_model_configured, default_chat_model
 
     if not chat_model_configured():
-        raise ConfigurationError("set OPENAI_API_KEY (and OPENAI_BASE_URL, KG_RAG_CHAT_MODEL) for the chat model")
+        if required:
+            raise ConfigurationError(NO_CHAT_MODEL)
+        return None
     return default_chat_model(max_retries=2)
+
+
+async def retrieval_graph(config: RunnableConfig) -> Any:
+    """Retrieval alone over ``KG_RAG_INDEX``, no chat model (input ``{"question": ...}``, optionally ``history``;
+    output ``context``, ``paths`` and ``sources``; settings per run in ``config["configurable"]``). Built off
+    the event loop (see the module docstring)."""
+    return await asyncio.to_thread(make_retrieval_graph)
 
 
 async def answer_graph(config: RunnableConfig) -> Any:
     """The retrieve -> answer graph over ``KG_RAG_INDEX`` (input ``{"question": ...}`` or ``{"messages": [...]}``;
     retrieval settings per run in ``config["configurable"]``; the output carries the answer, the documents shown
-    and the citations). Built off the event loop (see the module docstring)."""
+    and the citations — or, with no chat model configured, the context and ``no_answer`` saying why). Built off
+    the event loop (see the module docstring)."""
     return await asyncio.to_thread(make_answer_graph)
 
 
@@ -89,12 +104,24 @@ async def global_search_graph(config: RunnableConfig) -> Any:
     return await asyncio.to_thread(make_global_search_graph)
 
 
+def make_retrieval_graph() -> Any:
+    """:func:`retrieval_graph`, synchronously (blocking: opens the index and makes the embeddings the first time)."""
+    from kg_rag.langchain.retrieval import build_retrieval_graph
+
+    retriever = retriever_from_env()
+    return _cached(("retrieve", *_settings()), lambda: build_retrieval_graph(retriever))
+
+
 def make_answer_graph() -> Any:
     """:func:`answer_graph`, synchronously (blocking: opens the index and makes the embeddings the first time)."""
     from kg_rag.langchain.answer import build_answer_graph
+    from kg_rag.langchain.chat import NO_CHAT_MODEL
 
     retriever = retriever_from_env()
-    return _cached(("answer", *_settings()), lambda: build_answer_graph(retriever, _chat_model()))
+    return _cached(
+        ("answer", *_settings()),
+        lambda: build_answer_graph(retriever, _chat_model(required=False), no_model_reason=NO_CHAT_MODEL),
+    )
 
 
 def make_global_search_graph() -> Any:

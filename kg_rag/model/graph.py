@@ -18,8 +18,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, replace
 from typing import TYPE_CHECKING, Any
 
-import networkx as nx
-
 from kg_rag.model.records import (
     EXTRACTED,
     SYNONYM_KIND,
@@ -51,6 +49,8 @@ from kg_rag.model.schema import (
 )
 
 if TYPE_CHECKING:
+    import networkx as nx
+
     from kg_rag.model.relation_types import RelationTyper
 
 logger = logging.getLogger(__name__)
@@ -66,6 +66,8 @@ class KnowledgeGraph:
     """
 
     def __init__(self) -> None:
+        import networkx as nx  # here, not at the top: a query on a saved index builds no graph and skips its import
+
         self.graph: nx.MultiDiGraph = nx.MultiDiGraph()
         self.chunks: dict[str, Chunk] = {}
         self.docs: dict[str, Document] = {}

@@ -429,8 +429,10 @@ def _rare_head(predicate: str, h_surface: tuple[str, ...], form: PredicateForm) 
     word (with its negation, and its final preposition when that follows it: ``fluent in``, but ``launched the
     career of`` -> ``launched``) — not a preposition, pronoun or other function word (``by``, ``him``), not an
     adverb (``repeatedly``) — written in lower case: a capitalised lone word (``California``) is a name the
-    extractor put in the wrong slot."""
+    extractor put in the wrong slot. *have* with the noun it has names a relation as well (``has capital``)."""
     content = [w for w in h_surface if w not in NEGATION]
+    if len(content) == 2 and lemma(content[0]) == "have" and content[1] not in FUNCTION_WORDS:
+        return h_surface if content[1].isalpha() and content[1].islower() else None  # "has capital": HAS_CAPITAL
     if len(content) == 2 and content[-1] in PREPOSITIONS and content[0] not in PREPOSITIONS:
         if len(form.surface) >= 2 and form.surface[-2] != content[0]:  # the preposition belongs to another word
             h_surface = tuple(w for w in h_surface if w != content[-1])

@@ -110,7 +110,11 @@ class QueryEngine:
         p = params or self.params
         with query_threads(), self.backend.reader() as view:
             vector = np.asarray(q, dtype=np.float32).reshape(-1)
-            return run_pipeline(view, vector, query_text, p, earlier, reranker)
+            return run_pipeline(view, vector, query_text, p, earlier, reranker, embed=self.embed)
+
+    def embed(self, text: str) -> np.ndarray:
+        """``text`` embedded as a query (normalised, one row)."""
+        return embed_query(self.embeddings, text)
 
 
 def blend(question: np.ndarray, earlier: np.ndarray) -> np.ndarray:

@@ -15,17 +15,21 @@ from typing import Any
 HISTORY_WEIGHT = 0.5
 """Weight of the earlier turns' embedding next to the question's (which counts fully)."""
 MAX_QUERY_CHARS = 8000
-"""Queries longer than this are cut before embedding (the models truncate far earlier anyway)."""
+"""Earlier turns longer than this are cut before embedding (the models truncate far earlier anyway); a question
+itself is refused past :data:`~kg_rag.query.limits.MAX_QUESTION_CHARS`."""
 
 
 def validate_query(query: Any) -> str:
-    """The query as a clean string; ``ValueError`` when it is not text or has no content."""
+    """The query as a clean string; ``ValueError`` when it is not text, has no content or is longer than a
+    question (:data:`~kg_rag.query.limits.MAX_QUESTION_CHARS`, the same bound for every entry point)."""
+    from kg_rag.query.limits import check_question_length
+
     if not isinstance(query, str):
         raise ValueError(f"query must be a string, got {type(query).__name__}")
     cleaned = "".join(ch if ch.isprintable() or ch in "\n\t" else " " for ch in query).strip()
     if not cleaned:
         raise ValueError("query is empty: pass a question or keywords")
-    return cleaned
+    return check_question_length(cleaned)
 
 
 _USER_ROLES = ("user", "human")

@@ -16,6 +16,7 @@ import numpy as np
 
 from kg_rag.context.render import quote_name
 from kg_rag.model.schema import canonical_key, upper_snake
+from kg_rag.query.limits import suggest_entities, unknown_name
 from kg_rag.query.params import WalkSettings
 from kg_rag.query.seeds import resolve_names
 from kg_rag.query.senses import same_thing
@@ -156,22 +157,18 @@ def resolve_entity(
     view: QueryBackend,
     name: str,
     embed: Callable[[str], np.ndarray] | None = None,
-    min_similarity: float = 0.5,
     where: str = "the knowledge graph",
 ) -> tuple[int, str]:
-    """Handle and display name of the entity best matching ``name``: the exact canonical name first, else (with
-    ``embed``, the query embedding function) the nearest entity embedding at least ``min_similarity`` away."""
+    """Handle and display name of the entity ``name`` names (its canonical name). Another name is never taken
+    for it: an unknown one raises :class:`PathError` with the entities nearest to it (by ``embed``, the query
+    embedding function) as suggestions, the rule every entry point follows (:mod:`kg_rag.query.limits`)."""
     key = canonical_key(name)
     handle = view.lookup_entities([key]).get(key)
-    if handle is None and embed is not None and view.info().entities:
-        hits = view.search("entities", embed(name), 1, min_score=min_similarity)
-        if len(hits):
-            handle = int(hits.ids[0])
     if handle is not None:
         rec = view.entities(np.asarray([handle], dtype=I64))[0]
         if rec is not None:
             return handle, rec.name
-    raise PathError(f"no entity named {name!r} in {where}")
+    raise PathError(unknown_name(name, suggest_entities(view, name, embed), where))
 
 
 def walk_direction(asked: str, allowed: str) -> str:

@@ -40,7 +40,8 @@ def select_entities(
     handles = np.fromiter(scores.keys(), dtype=I64, count=len(scores))
     values = np.fromiter(scores.values(), dtype=np.float64, count=len(scores))
     if handles.size > 4 * k:  # only the best few can make the cut: avoid sorting everything
-        part = np.argpartition(-values, 4 * k)[: 4 * k]
+        cut = np.partition(-values, 4 * k)[4 * k]  # the ties at the cut all stay: the partition's order never decides
+        part = np.flatnonzero(-values <= cut)
         handles, values = handles[part], values[part]
     for e, v in zip(handles.tolist(), values.tolist()):
         if v > 0 and e not in blocked and (e in seeds.named or (e in present and (allowed is None or e in allowed))):

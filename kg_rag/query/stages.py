@@ -23,6 +23,7 @@ import numpy as np
 from kg_rag.context.format import format_context
 from kg_rag.context.render import render_path
 from kg_rag.model.schema import SYNONYM, canonical_key, upper_snake
+from kg_rag.query.limits import suggest_entities, unknown_name
 from kg_rag.query.params import QueryParams
 from kg_rag.query.relation_match import question_relation_words
 from kg_rag.query.seeds import Seeds, match_seeds, names_entity, resolve_names, unmatched_reason
@@ -79,6 +80,8 @@ class QueryState:
     """Earlier turns of the conversation (context for the question, not part of it)."""
     reranker: Reranker | None = None
     """Reorders (and may drop) the ranked chunks before the graph half is chosen for them."""
+    embed: Callable[[str], np.ndarray] | None = None
+    """The query embedding function, for suggestions when a filter names an unknown entity."""
     warnings: list[str] = field(default_factory=list)
     edge_filter: EdgeFilter = field(default_factory=EdgeFilter)
     ws: Workspace | None = None
@@ -113,9 +116,8 @@ def run_filters(s: QueryState) -> None:
         found = resolve_names(view, names) if label == "include_entities" else excluded
         missing = [n for n in names if canonical_key(n) not in found]
         outside = resolve_names(view.view, missing) if missing and isinstance(view, ScopedView) else {}
-        absent = [n for n in missing if canonical_key(n) not in outside]
-        if absent:
-            s.warnings.append(f"{label}: no entity named {', '.join(map(repr, absent))}")
+        for name in (n for n in missing if canonical_key(n) not in outside):
+            s.warnings.append(f"{label}: {unknown_name(name, suggest_entities(view, name, s.embed))}")
         if outside:  # the name is known, only not in the filtered documents
             unseen = ", ".join(repr(n) for n in missing if canonical_key(n) in outside)
             s.warnings.append(f"{label}: {unseen} not in the documents of the filter {p.walk.filter}")
@@ -459,12 +461,14 @@ def run_pipeline(
     params: QueryParams,
     earlier: str = "",
     reranker: Reranker | None = None,
+    embed: Callable[[str], np.ndarray] | None = None,
 ) -> RetrievalResult:
-    """Run the stages for one query inside one read view; the result carries the context and the stage log."""
+    """Run the stages for one query inside one read view; the result carries the context and the stage log.
+    ``embed`` (the query embedding function) lets a warning about an unknown entity name suggest known ones."""
     info = view.info()
     if info.dim and query.size != info.dim:
         raise ValueError(f"the query vector has dimension {query.size}, the index has {info.dim}")
-    state = QueryState(view, query, text, params, info, earlier=earlier, reranker=reranker)
+    state = QueryState(view, query, text, params, info, earlier=earlier, reranker=reranker, embed=embed)
     if info.chunks == 0:
         state.warnings.append("the index has no chunks")
         result = RetrievalResult(text, [], [], [], [], warnings=state.warnings)

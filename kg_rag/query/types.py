@@ -104,6 +104,9 @@ class RetrievalResult:
     warnings: list[str] = field(default_factory=list)
     """Things the caller should know (an unknown edge type or entity name in a filter, an empty index)."""
     context: str = ""
+    """The formatted context, not yet fenced: data lines are prefixed, but a ``</context>`` a document holds is
+    kept as written, so the text stays what the index holds. Fence it (:func:`kg_rag.context.fence.fenced`, as
+    the answer prompt and every agent tool do) before putting it into a prompt of your own."""
     section_tokens: dict[str, int] = field(default_factory=dict)
     formatted: Any = None
     """The :class:`~kg_rag.context.format.FormattedContext` (what made it into ``context``), once formatted."""

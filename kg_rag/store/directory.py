@@ -406,9 +406,8 @@ class OpenGeneration:
         if not isinstance(ids, dict) or not isinstance(ids.get("ids"), list) or not isinstance(ids.get("hashes"), list):
             raise IndexFormatError(gen_dir / f"{name}.ids.json", 'expected {"ids": [...], "hashes": [...]}')
         try:
-            table = VectorTable(
-                [str(i) for i in ids["ids"]], [str(h) for h in ids["hashes"]], F.read_npy(gen_dir / f"{name}.npy")
-            )
+            vectors = F.read_npy(gen_dir / f"{name}.npy", len(ids["ids"]), dim if isinstance(dim, int) else None)
+            table = VectorTable([str(i) for i in ids["ids"]], [str(h) for h in ids["hashes"]], vectors)
         except IndexFormatError:
             raise
         except ValueError as exc:

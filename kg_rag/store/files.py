@@ -145,33 +145,65 @@ def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
             yield row
 
 
-def read_plain_npy(path: Path) -> np.ndarray:
-    """A numeric/bool array of any shape (compiled graph arrays); never unpickles."""
+def npy_header(path: Path) -> tuple[tuple[int, ...], np.dtype, int]:
+    """``(shape, dtype, data offset)`` of a ``.npy`` file from its header alone, checked against the file's size
+    before anything is allocated: a header re-signed in the manifest that claims ``(10**11, 64)`` is an
+    :class:`IndexFormatError`, not a 6 TB allocation. Object arrays (pickles) and Fortran order are refused."""
+    fmt = np.lib.format
     try:
-        array = np.load(path, allow_pickle=False)
+        with open(path, "rb") as fh:
+            version = fmt.read_magic(fh)
+            if version == (1, 0):
+                shape, fortran, dtype = fmt.read_array_header_1_0(fh)
+            elif version == (2, 0):
+                shape, fortran, dtype = fmt.read_array_header_2_0(fh)
+            else:
+                raise IndexFormatError(path, f"unsupported .npy format version {version[0]}.{version[1]}")
+            offset = fh.tell()
+            size = os.fstat(fh.fileno()).st_size
     except FileNotFoundError as exc:
         raise IndexFormatError(path, "file is missing") from exc
+    except (ValueError, OSError, EOFError, SyntaxError) as exc:
+        raise IndexFormatError(path, f"not a valid .npy array ({' '.join(str(exc).split())[:200]})") from exc
+    if dtype.hasobject or fortran:
+        raise IndexFormatError(path, f"not a plain numeric array ({dtype}{', Fortran order' if fortran else ''})")
+    count = 1
+    for n in shape:
+        count *= n
+    if offset + count * dtype.itemsize != size:
+        raise IndexFormatError(
+            path, f"the header claims a {dtype} array of shape {shape}, which the file's {size} bytes do not hold"
+        )
+    return tuple(shape), dtype, offset
+
+
+def read_plain_npy(path: Path) -> np.ndarray:
+    """A numeric/bool array of any shape (compiled graph arrays); never unpickles, and checks the header against
+    the file's size before allocating (:func:`npy_header`)."""
+    _, dtype, _ = npy_header(path)
+    if dtype.kind not in "biuf":
+        raise IndexFormatError(path, f"unexpected array type {dtype}")
+    try:
+        return np.load(path, allow_pickle=False)
     except (ValueError, OSError, EOFError) as exc:
         raise IndexFormatError(path, f"not a valid .npy array ({exc})") from exc
-    if array.dtype.kind not in "biuf":
-        raise IndexFormatError(path, f"unexpected array type {array.dtype}")
-    return array
 
 
-def read_npy(path: Path) -> np.ndarray:
+def read_npy(path: Path, rows: int | None = None, dim: int | None = None) -> np.ndarray:
+    """A 2-D float32 vector table, its header checked before anything is allocated: against the file's size, and
+    against ``rows`` (the ids the table lists) and ``dim`` (the manifest's dimension) when given."""
+    shape, dtype, offset = npy_header(path)
+    if dtype != np.float32 or len(shape) != 2:
+        raise IndexFormatError(path, f"expected a 2-D float32 array, found {dtype} {shape}")
+    if rows is not None and shape[0] != rows:
+        raise IndexFormatError(path, f"holds {shape[0]} vectors, the id list {rows}")
+    if dim is not None and shape[0] and shape[1] != dim:
+        raise IndexFormatError(path, f"vectors have {shape[1]} dimensions, the manifest says {dim}")
     try:
-        if path.stat().st_size >= MMAP_MIN_BYTES:
+        if offset + shape[0] * shape[1] * dtype.itemsize >= MMAP_MIN_BYTES:
             from kg_rag.store.rowfile import RowFile
 
-            rows = RowFile.open(path)
-            if rows.dtype != np.float32:
-                raise IndexFormatError(path, f"expected a 2-D float32 array, found {rows.dtype} {rows.shape}")
-            return rows  # type: ignore[return-value]
-        array = np.load(path, allow_pickle=False)
-    except FileNotFoundError as exc:
-        raise IndexFormatError(path, "file is missing") from exc
+            return RowFile(path, offset, (shape[0], shape[1]), dtype)  # type: ignore[return-value]
+        return np.load(path, allow_pickle=False)
     except (ValueError, OSError, EOFError) as exc:
         raise IndexFormatError(path, f"not a valid .npy array ({exc})") from exc
-    if array.dtype != np.float32 or array.ndim != 2:
-        raise IndexFormatError(path, f"expected a 2-D float32 array, found {array.dtype} {array.shape}")
-    return array

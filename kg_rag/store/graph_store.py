@@ -65,10 +65,12 @@ class GraphChange:
         return [arg for kind, arg in self.steps if kind == "add"]
 
     def __bool__(self) -> bool:
-        return bool(self.steps or self.resolved or (self.report is not None and self.report.to_dict() != _EMPTY))
-
-
-_EMPTY = IngestReport().to_dict()
+        """Whether applying it changes the index: documents, resolved failures, new failures or additions, or
+        chat calls spent. Counts of input skipped alone do not (an unchanged ``index --update`` that skipped the
+        same files again wrote a whole new generation for them, and on a nearly full disk failed with ENOSPC)."""
+        report = self.report
+        spent = report is not None and (report.failures or +report.added or +report.usage)
+        return bool(self.steps or self.resolved or spent)
 
 
 def apply_to_graph(kg: KnowledgeGraph, report: IngestReport | None, change: GraphChange) -> dict[str, int]:

@@ -23,7 +23,7 @@ MAX_DIM = 16_000
 MAX_COUNT = 2**40
 """Largest count a stored index may declare (a sanity bound: no real index is near it)."""
 COUNT_FIELDS = ("chunks", "documents", "entities", "relations", "synonym_links")
-_FAKE_MODEL = re.compile(r"^DeterministicFakeEmbedding:(\d+)$")
+_FAKE_MODEL = re.compile(r"DeterministicFakeEmbedding:(\d+)")
 
 
 def check_version(where: str | Path, version: Any, supported: int) -> int:
@@ -89,7 +89,7 @@ class IndexMeta:
         dim = emb.get("dim", 0)
         if not isinstance(dim, int) or isinstance(dim, bool) or not 0 <= dim <= MAX_DIM:
             raise IndexFormatError(where, f"vector dimension must be an integer between 0 and {MAX_DIM}, got {dim!r}")
-        implied = _FAKE_MODEL.match(model)
+        implied = _FAKE_MODEL.fullmatch(model)
         if implied and (int(implied.group(1)) > MAX_DIM or (dim and int(implied.group(1)) != dim)):
             raise IndexFormatError(
                 where, f"embedding model {model[:60]} does not match the index's vector dimension {dim}"

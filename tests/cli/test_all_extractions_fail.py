@@ -26,7 +26,9 @@ def test_a_new_index_every_extraction_failing_adds_nothing(openai_server, tmp_pa
     assert "chunks extracted 0, failed 2" in summary
     assert "2 added" not in out and "  added docs/" not in out
     assert "  not added docs/a.md:" in out and "  not added docs/b.md:" in out
-    assert err.strip().splitlines()[-1] == "kg-rag: every extraction failed; no index was written"
+    model = f"chat model openai:fake-model at {openai_server.base_url}"  # which server failed, named
+    assert err.strip().splitlines()[-1].startswith(f"kg-rag: every extraction failed ({model}")
+    assert err.strip().splitlines()[-1].endswith("); no index was written")
     assert not DirectoryStore("idx").exists()
 
 
@@ -43,5 +45,7 @@ def test_a_rebuild_every_extraction_failing_deletes_nothing(openai_server, tmp_p
     assert code == 1
     assert out.startswith("documents: none added, replaced or removed (every extraction failed)")
     assert "deleted" not in out and "kept the old version of docs/a.md" in out
-    assert err.strip().splitlines()[-1] == "kg-rag: every extraction failed; idx was not changed"
+    model = f"chat model openai:fake-model at {openai_server.base_url}"
+    assert err.strip().splitlines()[-1].startswith(f"kg-rag: every extraction failed ({model}")
+    assert err.strip().splitlines()[-1].endswith("); idx was not changed")
     assert sorted(d["id"] for d in DirectoryStore("idx").documents()) == ["docs/a.md", "docs/gone.md"]

@@ -20,7 +20,10 @@ from ..cli_support import one_line_error, refused_by_parser, run
             "/nonexistent/o.json",
         ),
         (["index", "--out", "{tmp}/x"], "give exactly one input"),
-        (["index", "--docs", "{tmp}", "--out", "{tmp}/x", "--embeddings", "fake"], "no chat model configured"),
+        (
+            ["index", "--docs", "{tmp}", "--out", "{tmp}/x", "--extractor", "llm", "--embeddings", "fake"],
+            "no chat model configured",
+        ),
         (
             ["index", "--extractions", "{tmp}/bad.json", "--out", "{tmp}/x", "--embeddings", "fake"],
             "bad.json: not valid JSON",

@@ -57,3 +57,35 @@ def test_global_search_without_reports_is_a_clear_error(openai_server, tmp_path,
     DirectoryStore(tmp_path / "idx").save(demo_index)
     code, _, err = run(capsys, "global", str(tmp_path / "idx"), "What happened?")
     assert code == 2 and "no community reports" in err and "kg-rag communities" in err
+
+
+# ------------------------------------------------------------------------------------------- the listing
+def _many_communities(tmp_path) -> str:
+    """An index of 30 separate three-person teams: 30 communities at level 0."""
+    from kg_rag import Chunk, KnowledgeGraph, build_index, save_index
+    from kg_rag.testing import BagOfWordsEmbeddings
+
+    kg = KnowledgeGraph()
+    for t in range(30):
+        kg.add_chunk(Chunk(f"c{t}", f"Team {t}: Ann{t} and Bob{t} report to Cy{t}.", f"team-{t}.md"))
+        for a in (f"Ann{t}", f"Bob{t}"):
+            kg.add_relation(a, f"Cy{t}", "REPORTS_TO", chunk_id=f"c{t}")
+    save_index(build_index(kg, BagOfWordsEmbeddings()), tmp_path / "many")
+    return str(tmp_path / "many")
+
+
+def test_communities_prints_a_summary_and_all_lines_with_all(tmp_path, capsys, no_chat_model):
+    """A large corpus has thousands of communities: by default each level's count and its largest ones, and how
+    to see the rest; ``--all`` lists every one, as the command did before."""
+    from kg_rag.cli.communities import SUMMARY_PER_LEVEL
+
+    idx = _many_communities(tmp_path)
+    code, out, _ = run(capsys, "communities", idx)
+    assert code == 0
+    lines = [line for line in out.splitlines() if re.match(r"L\d-[0-9a-f]+  level", line)]
+    assert len(lines) == SUMMARY_PER_LEVEL < 30
+    assert re.search(r"^level 0: 30 communities, 3-3 entities each \(median 3\); the 10 largest:$", out, re.M)
+    assert "... and 20 more (--all lists every one" in out
+    code, out, _ = run(capsys, "communities", idx, "--all")
+    assert code == 0 and len([line for line in out.splitlines() if re.match(r"L\d-[0-9a-f]+  level", line)]) == 30
+    assert "more (--all" not in out

@@ -81,9 +81,11 @@ def test_dry_run_needs_no_chat_model_and_reports_a_refusal(corpus, capsys, monke
     assert code == 0
     (Path("other")).mkdir()
     (Path("other") / "x.md").write_text("Other text.")
-    code, out, err = run(capsys, "index", "--docs", "other", *INDEX, "--dry-run")
+    code, out, err = run(capsys, "index", "--docs", "other", *INDEX, "--dry-run", "--extractor", "llm")
     assert "chunks to extract: 1 (" in out  # the estimate is printed first ...
     assert code == 2 and "would delete 12 documents of other sources: docs/doc-01.md" in err  # ... then the refusal
+    code, out, err = run(capsys, "index", "--docs", "other", *INDEX, "--dry-run")  # no chat model: the NLP extractor
+    assert "chunks to extract: 1 with the NLP extractor; no chat calls" in out and code == 2
     code, out, err = run(capsys, "index", "--docs", "docs", *INDEX, "--no-extract", "--dry-run")
     assert code == 0 and "no chat calls (--no-extract)" in out
 

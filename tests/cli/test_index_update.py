@@ -224,3 +224,22 @@ def test_duplicate_ids_in_one_file_are_an_error_naming_them(tmp_path, capsys):
     code, _, err = run(capsys, "index", "--extractions", src, "--out", str(tmp_path / "idx"), "--embeddings", "fake")
     assert code == 2 and "'same.md'" in err and "more than once" in err
     assert not (tmp_path / "idx" / "kg-rag-index.json").exists()
+
+
+def test_an_unchanged_update_writes_no_new_generation(tmp_path, capsys, monkeypatch):
+    """Issue 46: an unchanged ``index --update`` whose folder holds a file it skips wrote a whole new generation
+    (only to count the skip again), which on a nearly full disk failed with ENOSPC. It writes nothing."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text("Order B supersedes Order A.")
+    (tmp_path / "docs" / "notes.odt").write_bytes(b"PK\x03\x04")
+    argv = ["index", "--docs", "docs", "--out", "idx", "--no-extract", "--embeddings", "fake:16", "-q"]
+    assert main(argv) == 0
+    pointer = (tmp_path / "idx" / "kg-rag-index.json").read_text()
+    generations = sorted(p.name for p in (tmp_path / "idx").glob("gen-*"))
+    capsys.readouterr()
+    assert main([*argv, "--update"]) == 0
+    out = capsys.readouterr().out
+    assert "not read (unsupported format): 1 file: docs/notes.odt" in out and "1 unchanged" in out
+    assert (tmp_path / "idx" / "kg-rag-index.json").read_text() == pointer
+    assert sorted(p.name for p in (tmp_path / "idx").glob("gen-*")) == generations

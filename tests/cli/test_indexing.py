@@ -453,12 +453,61 @@ def test_stats_lists_types_or_documents_not_both(demo_idx, capsys):
     assert "argument --docs: not allowed with argument --types" in capsys.readouterr().err
 
 
-def test_a_corpus_without_openie_triples_warns_before_embedding(small_files, capsys):
+def test_a_corpus_indexed_without_a_graph_warns_before_embedding(small_files, capsys):
     """A new user's report: ``--corpus`` alone embedded 1 890 passages (85 s) into an index of 0 entities with no
-    word. The passages are still indexed (a dense-only index is a use), with a warning first."""
+    word. Now ``--corpus`` alone extracts a graph with the NLP extractor; chunks only is ``--no-extract``, still
+    indexed (a dense-only index is a use), with a warning first."""
     corpus, openie, fake = str(small_files / "c.json"), str(small_files / "o.json"), ["--embeddings", "fake:16", "-q"]
-    code, out, err = run(capsys, "index", "--corpus", corpus, "--out", str(small_files / "i"), *fake)
+    code, out, err = run(capsys, "index", "--corpus", corpus, "--no-extract", "--out", str(small_files / "i"), *fake)
     assert code == 0
-    assert "warning: --corpus without --openie: the passages are indexed with no graph" in err
+    assert "warning: --corpus with --no-extract: the passages are indexed with no graph" in err
     code, _, err = run(capsys, "index", "--corpus", corpus, "--openie", openie, "--out", str(small_files / "j"), *fake)
-    assert code == 0 and "without --openie" not in err
+    assert code == 0 and "no graph" not in err
+
+
+def test_invented_entities_are_not_stored_and_their_count_is_printed(tmp_path, capsys):
+    """Issue 46: an extraction naming ``Zorblax Unseen -[SUPERSEDES]-> Quux Phantom``, absent from its chunk, was
+    stored and served, exit 0, nothing counted. It is dropped, and the run says how many were."""
+    doc = {
+        "id": "memo.md",
+        "text": "Directive 2023-07 supersedes Directive 2019-03.",
+        "extraction": {
+            "entities": [{"name": "Zorblax Unseen", "type": "ORGANIZATION"}],
+            "relations": [
+                {"source": "Zorblax Unseen", "target": "Quux Phantom", "type": "SUPERSEDES"},
+                {"source": "Directive 2023-07", "target": "Directive 2019-03", "type": "SUPERSEDES"},
+            ],
+        },
+    }
+    (tmp_path / "x.json").write_text(json.dumps({"documents": [doc]}))
+    idx = str(tmp_path / "idx")
+    code, out, err = run(
+        capsys, "index", "--extractions", str(tmp_path / "x.json"), "--out", idx, "--embeddings", "fake:16"
+    )
+    assert code == 0, err
+    assert "indexed 1 chunk, 2 entities, 1 relation" in out
+    assert "skipped: entity_not_in_text=1, member_not_in_text=1" in out
+    code, out, err = run(capsys, "query", idx, "What supersedes what?", "--no-answer", "--embeddings", "fake:16")
+    assert code == 0 and "Directive 2023-07 -[SUPERSEDES]-> Directive 2019-03" in out
+    assert "Zorblax" not in out + err and "Quux" not in out + err
+
+
+def test_invalid_entries_of_an_extraction_file_are_said_and_exit_1(tmp_path, capsys):
+    """Issue 46: an ``--extractions`` file with invalid entries exited 0 and showed the failures only in ``stats``."""
+    docs = [
+        {"id": "good", "text": "Order B supersedes Order A.", "extraction": {"relations": [
+            {"source": "Order B", "target": "Order A", "type": "SUPERSEDES"}]}},
+        {"id": "bad", "text": "Order C revokes Order D.", "extraction": {"relations": [{"source": "Order C"}]}},
+    ]  # fmt: skip
+    (tmp_path / "x.json").write_text(json.dumps({"documents": docs}))
+    idx = str(tmp_path / "idx")
+    code, out, err = run(
+        capsys, "index", "--extractions", str(tmp_path / "x.json"), "--out", idx, "--embeddings", "fake:16"
+    )
+    assert code == 1 and "indexed 2 chunks, 2 entities, 1 relation" in out
+    assert err.strip().splitlines()[-1] == (
+        f"kg-rag: 1 document of {tmp_path / 'x.json'} had an invalid extraction and was indexed without a graph: bad "
+        "(invalid extraction in document 1: 1 error)"
+    )
+    code, out, err = run(capsys, "index", "--extractions", str(tmp_path / "x.json"), "--out", idx, "--update")
+    assert code == 1 and "had an invalid extraction" in err

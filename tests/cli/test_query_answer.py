@@ -73,13 +73,14 @@ def test_query_prints_answer_when_a_chat_model_is_configured(openai_server, tmp_
 def test_query_without_a_chat_model_says_why_no_answer_follows(demo_index, tmp_path, capsys, monkeypatch):
     """A new user's report: with no API key, ``query`` printed the context and stopped, with no word about the
     answer. It now says why on stderr (stdout stays the context); ``--no-answer`` asks for no such note."""
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "KG_RAG_CHAT_MODEL"):
+        monkeypatch.delenv(name, raising=False)
     idx = tmp_path / "idx"
     DirectoryStore(idx).save(demo_index)
     emb = ["--embeddings", "kg_rag.testing:BagOfWordsEmbeddings"]
     code, out, err = run(capsys, "query", str(idx), Q, *emb)
     assert code == 0 and "-[REPORTS_TO]->" in out and "answer:" not in out
-    assert "no answer: no chat model configured (set OPENAI_API_KEY" in err and "no chat model" not in out
+    assert "no answer: no chat model configured: set KG_RAG_CHAT_MODEL" in err and "OPENAI_API_KEY" in err
+    assert "no chat model" not in out
     code, out, err = run(capsys, "query", str(idx), Q, "--no-answer", *emb)
     assert code == 0 and "no chat model" not in err

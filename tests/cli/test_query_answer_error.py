@@ -18,9 +18,11 @@ Q = "Who does Lars Eriksen report to?"
 @pytest.fixture
 def unreachable_chat_model(monkeypatch):
     """A chat model configured at a port nothing listens on (connection refused)."""
+    url = f"http://127.0.0.1:{free_port()}/v1"
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{free_port()}/v1")
+    monkeypatch.setenv("OPENAI_BASE_URL", url)
     monkeypatch.setenv("KG_RAG_CHAT_MODEL", "fake-model")
+    return url
 
 
 @pytest.fixture
@@ -36,7 +38,9 @@ def test_json_keeps_the_retrieval_when_the_chat_model_fails(unreachable_chat_mod
     assert payload["chunks"] and payload["context"]  # nothing retrieved is lost
     assert payload["answer"] is None and payload["citations"] == []
     error = payload["answer_error"]
-    assert "\n" not in error and "chat model failed" in error and "Connection" in error
+    assert "\n" not in error and "Connection" in error
+    # the error names the model, its provider and the URL it tried: which server was down
+    assert error.startswith(f"chat model openai:fake-model at {unreachable_chat_model}") and "failed" in error
 
 
 def test_text_prints_the_context_then_one_error_line(unreachable_chat_model, idx, capsys):
@@ -44,5 +48,6 @@ def test_text_prints_the_context_then_one_error_line(unreachable_chat_model, idx
     captured = capsys.readouterr()
     assert "Lars Eriksen" in captured.out and "answer:" not in captured.out
     errors = [line for line in captured.err.splitlines() if "error" in line]
-    assert len(errors) == 1 and errors[0].startswith("kg-rag: error: no answer: chat model failed")
+    assert len(errors) == 1 and errors[0].startswith("kg-rag: error: no answer: chat model openai:fake-model at ")
+    assert unreachable_chat_model in errors[0]
     assert captured.err.rstrip().endswith(errors[0])  # the last line, after the diagnostics

@@ -150,3 +150,27 @@ def test_a_relation_type_the_index_does_not_have_is_refused_in_one_line(demo_idx
     one_line_error(capsys, [*q, "--exclude-edge-types", "nope"], "--exclude-edge-types: no relation of type 'nope'")
     code, out, _ = run(capsys, *q, "--edge-types", "reports to")
     assert code == 0 and "-[REPORTS_TO]->" in out
+
+
+def test_ids_on_the_terminal_are_quoted(tmp_path, capsys):
+    """Issue 46: the top-chunks list printed raw ids, so a file name with line breaks wrote lines of its own on
+    stderr (``[9] chunk=FORGED doc=official``). Every id that is not one plain token is now JSON-quoted, line
+    breaks and other unprintable characters escaped."""
+    from kg_rag.cli.common import shown_id
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    forged = "note\n[9] chunk=FORGED doc=official\n  9.9999  FORGED\u2028.md"
+    (docs / forged).write_text("Directive 2023-07 supersedes Directive 2019-03.")
+    (docs / "plain.md").write_text("Directive 2019-03 was issued by the Board.")
+    idx = str(tmp_path / "idx")
+    assert run(capsys, "index", "--docs", str(docs), "--out", idx, "--no-extract", "--embeddings", "fake:16")[0] == 0
+    code, out, err = run(capsys, "query", idx, "Directive", "--no-answer", "--embeddings", "fake:16")
+    assert code == 0, err
+    listed = err[err.index("top chunks") :].splitlines()[1:3]
+    assert len(listed) == 2 and all(line.startswith("  ") for line in listed), err
+    quoted = next(line for line in listed if "FORGED" in line)
+    assert [line for line in err.splitlines() if "FORGED" in line] == [quoted]  # no line of its own
+    assert '"docs/note\\n[9] chunk=FORGED doc=official\\n  9.9999  FORGED\\u2028.md#0000-' in quoted
+    assert any(line.split()[1].startswith("docs/plain.md#0000-") for line in listed)  # a plain id is as it was
+    assert shown_id("L0-3") == "L0-3" and shown_id("a b") == '"a b"' and shown_id("x\u202ey") == '"x\\u202ey"'

@@ -59,7 +59,7 @@ def test_staleness_is_incremental(tmp_path, capsys):
     total = int(re.search(r"(\d+) communities", out).group(1))
     doc = {
         "id": "team2-news.md",
-        "text": "Team 2 member 1 now mentors member 5.",
+        "text": "Team 2 member 1 (T2 M1) now mentors member 5 (T2 M5).",
         "extraction": {"relations": [{"source": "T2 M1", "target": "T2 M5", "type": "MENTORS"}]},
     }
     (tmp_path / "x.json").write_text(json.dumps({"documents": [doc]}))

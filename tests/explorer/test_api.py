@@ -35,7 +35,7 @@ def retriever(index_dir):
 
 @pytest.fixture(scope="module")
 def client(retriever):
-    with TestClient(create_app(retriever), raise_server_exceptions=False) as c:
+    with TestClient(create_app(retriever), base_url="http://127.0.0.1", raise_server_exceptions=False) as c:
         yield c
 
 
@@ -102,7 +102,7 @@ def test_entity_view_shows_typed_in_and_out_edges_with_evidence(client):
 def test_overview_and_search(client):
     o = client.get("/api/overview").json()
     assert o["counts"]["entities"] == 24 and o["counts"]["relations"] == 28
-    assert {"type": "SUPERSEDES", "count": 1} in o["relation_types"]
+    assert {"type": "SUPERSEDES", "count": 1, "family": "rules"} in o["relation_types"]
     assert o["bounds"]["view_edges"] == MAX_VIEW_EDGES
     hits = client.get("/api/search", params={"q": "Directive 2019-03"}).json()
     assert hits[0]["name"] == "Directive 2019-03" and hits[0]["score"] == 1.0
@@ -186,7 +186,7 @@ def test_every_view_is_bounded_on_a_large_synthetic_graph():
     kg = synth.index.kg
     hub = max(kg.graph.nodes, key=kg.graph.degree)
     assert kg.graph.degree(hub) > MAX_VIEW_EDGES
-    with TestClient(create_app(r)) as c:
+    with TestClient(create_app(r), base_url="http://127.0.0.1") as c:
         view = c.post("/api/entity", json={"entity": hub}).json()
         assert len(view["edges"]) == MAX_VIEW_EDGES and view["truncated"]
         assert view["total_edges"] == kg.graph.degree(hub)
@@ -204,7 +204,7 @@ def test_the_explorer_follows_a_rebuilt_directory_index(demo_index, tmp_path):
     folder = tmp_path / "idx"
     save_index(demo_index, folder)
     emb = BagOfWordsEmbeddings()
-    with TestClient(create_app(EntityBasedKGRAG.from_index(folder, emb))) as c:
+    with TestClient(create_app(EntityBasedKGRAG.from_index(folder, emb)), base_url="http://127.0.0.1") as c:
         assert c.get("/api/overview").json()["counts"]["relations"] == 28
         kg = KnowledgeGraph()
         kg.merge(demo_index.kg)
@@ -223,7 +223,7 @@ def test_the_entity_view_holds_the_retrievers_document_filter():
     from kg_rag.demo import demo_graph
 
     scoped = EntityBasedKGRAG.from_graph(demo_graph(), BagOfWordsEmbeddings(), filter={"doc_id": ["doc-04"]})
-    with TestClient(create_app(scoped), raise_server_exceptions=False) as c:
+    with TestClient(create_app(scoped), base_url="http://127.0.0.1", raise_server_exceptions=False) as c:
         view = c.post("/api/entity", json={"entity": "Priya Nair"}).json()
         outside = c.post("/api/entity", json={"entity": "Maria Chen"})
         found = {e["name"] for e in c.get("/api/search", params={"q": "Maria Chen", "limit": 50}).json()}
@@ -250,5 +250,5 @@ def test_the_overview_lists_no_community_under_a_document_filter():
     index.communities, _ = refresh_communities(graph, None)
     for doc_filter, listed in ((None, True), ({"doc_id": ["doc-04"]}, False)):
         r = EntityBasedKGRAG(index=index, embeddings=BagOfWordsEmbeddings(), filter=doc_filter)
-        with TestClient(create_app(r), raise_server_exceptions=False) as c:
+        with TestClient(create_app(r), base_url="http://127.0.0.1", raise_server_exceptions=False) as c:
             assert bool(c.get("/api/overview").json()["communities"]) is listed

@@ -279,3 +279,25 @@ def test_read_jsonl_names_a_bad_line(tmp_path):
     bad.write_text('{"record": "entity", "key": "a", "name": "A", "entity_type": "X"}\nnot json\n')
     with pytest.raises(ValueError, match=r"bad.jsonl:2"):
         read_jsonl(bad)
+
+
+def test_graphml_replaces_what_xml_cannot_hold_and_keeps_the_rest(tmp_path):
+    """Issue 46: one entity holding U+FFFE or U+FFFF (which ingestion keeps) made the whole GraphML export fail.
+    Such code points, and control characters, are now U+FFFD; everything else, and every edge's direction, is
+    exported and read back."""
+    kg = KnowledgeGraph()
+    text = "Order\ufffe B supersedes Order A\uffff in memo\x0b 1."
+    kg.add_chunk(Chunk("memo\uffff#0", text, "memo\uffff.md", n_tokens=count_tokens(text)))
+    kg.add_relation("Order\ufffe B", "Order A\uffff", "SUPERSEDES", chunk_id="memo\uffff#0", evidence="Order\ufffe B")
+    kg.add_entity("Order\ufffe B", "POLICY", "the newer\uffff order")
+    path = tmp_path / "g.graphml"
+    assert write_graphml(kg, path)["relations"] == 1
+    g = read_graphml(path)
+    ((source, target, attrs),) = g.edges(data=True)
+    assert (g.nodes[source]["label"], attrs["relation_type"], g.nodes[target]["label"]) == (
+        "Order\ufffd B",
+        "SUPERSEDES",
+        "Order A\ufffd",
+    )
+    assert attrs["evidence"] == "Order\ufffd B" and attrs["chunk_ids"] == ["memo\ufffd#0"]
+    assert g.nodes[source]["description"] == "the newer\ufffd order"

@@ -89,7 +89,7 @@ def test_vocabulary_and_patterns(scripted_llm):
     out = {
         "relations": [
             {"source": "A", "target": "B", "type": "is located in"},
-            {"source": "A", "target": "C", "type": "INVENTED_TYPE"},
+            {"source": "A", "target": "Order B", "type": "INVENTED_TYPE"},  # both in the chunk
             {"source": "A", "target": "A", "type": "MANAGES"},
         ]
     }
@@ -124,8 +124,10 @@ def test_async_ingest_matches_sync(scripted_llm):
     assert list(kg_sync.relation_records()) == list(kg_async.relation_records())
 
 
-def test_rejects_models_without_structured_output_and_bad_params(scripted_llm):
-    with pytest.raises(ValueError, match="with_structured_output"):
+def test_rejects_what_is_no_chat_model_and_bad_params(scripted_llm):
+    """Anything that is no chat model is refused; a chat model without structured output is not (it gets the JSON
+    fallback of kg_rag.langchain.chat.structured_output: tests/langchain/test_chat.py)."""
+    with pytest.raises(ValueError, match="llm must be a LangChain chat model"):
         LLMExtractor(object())
     with pytest.raises(ValueError, match="max_concurrency"):
         LLMExtractor(scripted_llm(lambda _: GOOD), max_concurrency=0)
@@ -293,3 +295,35 @@ def test_extraction_calls_carry_the_callers_config_and_run_names(scripted_llm):
     assert [n for kind, n in recorder.runs if kind == "chain"].count("kg-rag extraction") == 3
     assert sum(1 for kind, _ in recorder.runs if kind == "chat") == 3
     assert all("mine" in tags for tags in recorder.tags)
+
+
+def test_entities_the_chunk_does_not_mention_are_dropped_and_counted(scripted_llm):
+    """An extraction naming entities absent from the chunk (an invention, or an injected instruction's) used to
+    be stored and served, with nothing counted; only its evidence quote was dropped."""
+    out = {
+        "entities": [
+            {"name": "Zorblax Unseen", "type": "ORGANIZATION"},
+            {"name": "Order B", "type": "POLICY"},
+            {"name": "SEC", "type": "ORGANIZATION"},  # the acronym of words of the chunk
+        ],
+        "relations": [
+            {"source": "Zorblax Unseen", "target": "Quux Phantom", "type": "SUPERSEDES", "evidence": "x"},
+            {"source": "Order B", "target": "Quux Phantom", "type": "SUPERSEDES"},
+            {"source": "Order B", "target": "Order A", "type": "SUPERSEDES"},
+            {"source": "the Securities and Exchange Commission", "target": "Order A", "type": "ISSUED"},
+        ],
+    }
+    chunk = Chunk("c0", "Order B supersedes Order A, said the Securities and Exchange Commission.", "d0")
+    kg = KnowledgeGraph()
+    report = LLMExtractor(scripted_llm(lambda _: out), retry_initial_wait=0).ingest(kg, [chunk])
+    assert {(r.source, r.relation_type, r.target) for r in kg.relations()} == {
+        ("order b", "SUPERSEDES", "order a"),
+        ("the securities and exchange commission", "ISSUED", "order a"),
+    }
+    assert "zorblax unseen" not in kg.graph and "quux phantom" not in kg.graph
+    assert report.skipped["entity_not_in_text"] == 1 and report.skipped["member_not_in_text"] == 2
+    assert report.examples["entity_not_in_text"] == ["c0: 'Zorblax Unseen'"]
+    assert report.examples["member_not_in_text"] == [
+        "c0: 'Zorblax Unseen' -> 'Quux Phantom'",
+        "c0: 'Order B' -> 'Quux Phantom'",
+    ]

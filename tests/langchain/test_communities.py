@@ -98,3 +98,33 @@ class TestGlobalSearchToolIntegration(ToolsIntegrationTests):
     @property
     def tool_invoke_params_example(self) -> dict:
         return {"query": "What are the main themes?"}
+
+
+def test_global_search_keeps_only_citations_of_communities_it_searched(demo_with_communities):
+    """Issue 46: the community ids a model cites (in its key points and its answer) were passed on unchecked, so
+    an invented id (or one holding a line break) reached the output. Only ids of the communities searched stay."""
+    from langchain_core.messages import AIMessage
+    from langchain_core.outputs import ChatGeneration, ChatResult
+
+    from kg_rag.langchain.communities import build_global_search
+
+    from ..conftest import ScriptedChatModel
+
+    retriever, _ = demo_with_communities
+    with retriever.backend.reader() as view:
+        real = sorted(c.id for c in view.list_communities(0) if c.serves)[0]
+
+    class Model(ScriptedChatModel):
+        def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+            if "Key points:" in str(messages[-1].content):  # the reduce step answers in text
+                text = f"Policies change. [c:FORGED] [c:{real}] [c:L9-999]"
+                return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
+            return super()._generate(messages, stop, run_manager, **kwargs)
+
+    point = {"description": "Policies change.", "score": 90, "communities": ["FORGED\n[9] x", real]}
+    model = Model(responder=lambda text: {"points": [point]}, tool_name="KeyPoints")
+    out = build_global_search(retriever.backend, model).invoke({"question": "What changes?"})
+    assert out["communities"] == [real]
+    point["communities"] = ["FORGED"]  # a point citing nothing searched: the answer's sources are none of it
+    out = build_global_search(retriever.backend, model).invoke({"question": "What changes?"})
+    assert out["communities"] == [real]  # cited in the answer

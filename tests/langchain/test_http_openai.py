@@ -77,12 +77,16 @@ def test_failing_chat_model_gives_clear_errors_and_changes_nothing(openai_server
 
     openai_server.mode = "error"
     graph = build_answer_graph(retriever, default_chat_model(max_retries=0))
-    with pytest.raises(AnswerGenerationError, match=r"chat model failed: .*500 - simulated failure"):
+    with pytest.raises(
+        AnswerGenerationError, match=r"chat model openai:fake-model at http://127.*failed: .*500 - simulated"
+    ):
         graph.invoke({"question": "Who approved Directive 2019-03?"})
 
     openai_server.mode = "slow"
     graph = build_answer_graph(retriever, default_chat_model(timeout=0.5, max_retries=0))
-    with pytest.raises(AnswerGenerationError, match=r"chat model failed: .*[Tt]imed? ?out"):
+    with pytest.raises(
+        AnswerGenerationError, match=r"chat model openai:fake-model at http://127.*failed: .*[Tt]imed? ?out"
+    ):
         graph.invoke({"question": "Who approved Directive 2019-03?"})
 
     openai_server.mode = "error"

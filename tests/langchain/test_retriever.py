@@ -108,7 +108,7 @@ def test_history_and_unknown_names_are_checked(bow_embeddings, demo_index, capsy
         r.invoke("Who does Lars Eriksen report to?", history=["ok", 3])
     result = r.retrieve("Who does Lars Eriksen report to?", edge_types=["NOPE_TYPE"], include_entities=["Nobody"])
     assert "edge_types: no relation of type 'NOPE_TYPE' in the index" in result.warnings
-    assert "include_entities: no entity named 'Nobody'" in result.warnings
+    assert "include_entities: no entity named 'Nobody' in the index" in result.warnings
 
     from kg_rag.cli import main
     from kg_rag.store import DirectoryStore
@@ -263,7 +263,9 @@ def test_empty_whitespace_long_and_odd_queries(demo_index, bow_embeddings):
             r.invoke(bad)
     with pytest.raises(ValueError, match="must be a string"):
         r.retrieve(None)  # type: ignore[arg-type]
-    assert len(r.invoke("Project Atlas " * 20000)) == 5  # 280k characters
+    with pytest.raises(ValueError, match="query is 279999 characters long; at most 2000 are accepted"):
+        r.invoke("Project Atlas " * 20000)  # a document, not a question (stripped): refused, as everywhere
+    assert len(r.invoke("Project Atlas " * 142)) == 5  # 1 988 characters: a question
     assert len(r.invoke("the of and")) == 5
     assert len(r.invoke("Projekt Atlas 🚀 プロジェクト")) == 5
 
@@ -420,7 +422,7 @@ def test_meaningless_queries_raise_value_error(retriever, query):
 @pytest.mark.parametrize(
     "query",
     [
-        "Project Atlas " * 8000,  # ~100k characters
+        "Project Atlas " * 142,  # 1 988 characters: at most MAX_QUESTION_CHARS
         "Lars\x00 Eriksen\x1b[31m report\x07 to?",  # control characters mixed in
         "Проект Atlas 🚀 プロジェクト مشروع",  # mixed scripts and emoji
         "the of and a to in",  # only stop-words: a normal (dense) result

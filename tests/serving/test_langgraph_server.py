@@ -69,7 +69,12 @@ def langgraph_url(served_index, tmp_path_factory):
 def test_answer_graph_run_stream_and_thread_state(langgraph_url):
     client = sdk.get_sync_client(url=langgraph_url)
     assistants = {a["graph_id"] for a in client.assistants.search()}
-    assert {"kg_rag_answer", "kg_rag_global_search"} <= assistants
+    assert {"kg_rag_retrieve", "kg_rag_answer", "kg_rag_global_search"} <= assistants
+
+    # retrieval alone: no chat model involved
+    retrieved = client.runs.wait(None, "kg_rag_retrieve", input={"question": QUESTION})
+    assert any("Directive 2019-03 <-[SUPERSEDES]- Directive 2023-07" in p for p in retrieved["paths"])
+    assert retrieved["sources"][0]["n"] == 1 and retrieved["context"]
 
     # a run on a thread
     thread = client.threads.create()

@@ -59,3 +59,26 @@ def test_no_global_search_for_a_retriever_with_a_document_filter(served_index):
     scoped = EntityBasedKGRAG.from_index(served_index, BagOfWordsEmbeddings(), filter={"doc_id": ["a"]})
     assert "global_search" in [t.name for t in agent_tools(whole, llm)]
     assert [t.name for t in agent_tools(scoped, llm)] == ["knowledge_graph_search", "find_connection"]
+
+
+async def test_initialize_does_not_wait_for_the_tools(tools):
+    """``kg-rag mcp`` gives ``build_server`` a function that opens the index and makes the tools: the handshake is
+    answered without it, the first tool request makes them once, and a failure is what the requests answer."""
+    made = []
+
+    def make():
+        made.append(1)
+        return tools
+
+    async with create_connected_server_and_client_session(build_server(make)) as session:  # initialize done
+        assert made == []
+        assert {t.name for t in (await session.list_tools()).tools} == {t.name for t in tools}
+        assert not (await session.call_tool("knowledge_graph_search", {"query": QUESTION})).isError
+        assert made == [1]
+
+    def broken():
+        raise ValueError("unknown preset 'nope'; choose one of default, seed003")
+
+    async with create_connected_server_and_client_session(build_server(broken)) as session:
+        with pytest.raises(Exception, match="unknown preset 'nope'"):
+            await session.list_tools()

@@ -4,6 +4,7 @@ results as the in-memory index, and damaged, missing or foreign files named in o
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import signal
@@ -409,3 +410,51 @@ def test_a_damaged_record_line_names_the_file_and_line_when_read(tmp_path, fake_
         rows = np.arange(len(lines) + 1, dtype=np.int64)  # every relation row (beyond the last: none)
         with pytest.raises(IndexFormatError, match=rf"relations\.jsonl.*line 1 .*{why}"):
             view.relations(rows)
+
+
+def _forge_header(path: Path, shape: tuple[int, ...]) -> None:
+    """Rewrite a ``.npy`` file's header to claim ``shape`` (the data left as it is) and re-sign the file in its
+    generation's manifest, as someone who can write the index folder could."""
+    fmt = np.lib.format
+    raw = path.read_bytes()
+    with open(path, "rb") as fh:
+        fmt.read_magic(fh)
+        _, _, dtype = fmt.read_array_header_1_0(fh)
+        data = raw[fh.tell() :]
+    header = io.BytesIO()
+    fmt.write_array_header_1_0(header, {"descr": fmt.dtype_to_descr(dtype), "fortran_order": False, "shape": shape})
+    path.write_bytes(header.getvalue() + data)
+    manifest_path = path.parent / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["files"][path.name] = {
+        "bytes": path.stat().st_size,
+        "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+    }
+    manifest_path.write_text(json.dumps(manifest))
+
+
+@pytest.mark.parametrize(
+    "victim, shape, message",
+    [
+        (
+            "entities.npy",
+            lambda rows, dim: (10**11, dim),
+            "the header claims a float32 array of shape (100000000000, 16)",
+        ),
+        ("facts.npy", lambda rows, dim: (rows * 2, dim // 2), "vectors, the id list"),
+        ("compiled.src.npy", lambda rows, dim: (10**12,), "the header claims"),
+    ],
+    ids=["huge-vectors", "rows-not-the-ids", "huge-compiled-array"],
+)
+def test_a_forged_npy_header_is_one_line_before_anything_is_allocated(
+    demo_dir, tmp_path, capsys, victim, shape, message
+):
+    """A header re-signed in the manifest that claims (10**11, 16) used to make numpy try to allocate terabytes:
+    a 49-line _ArrayMemoryError traceback on `query`. The header is now checked against the file's size and the
+    manifest's counts first."""
+    idx = copy_index(demo_dir, tmp_path / "idx")
+    path = next(idx.glob("gen-*")) / victim
+    rows, dim = (np.load(path).shape + (16,))[:2]
+    _forge_header(path, shape(rows, dim))
+    err = one_line_error(capsys, ["query", str(idx), "who?", "--embeddings", "fake:16", "--no-answer"], message)
+    assert victim in err

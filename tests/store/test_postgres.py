@@ -272,3 +272,15 @@ def test_hostile_strings_are_stored_and_a_mistyped_schema_is_one_line(pg_schema_
     for read in (store.load, store.stats, store.documents):  # not a psycopg UndefinedTable
         with pytest.raises(IndexNotFoundError, match="no kg-rag index there"):
             read()
+
+
+def test_a_uri_option_holding_a_space_reaches_the_server(pg_server):
+    """Issue 46: ``options=-c%20statement_timeout%3D4321`` was re-encoded with ``+`` for the space, which libpq reads
+    as a plus sign, so the connection failed."""
+    from kg_rag.store.postgres.store import parse_location
+
+    uri = f"{pg_server}&options=-c%20statement_timeout%3D4321&kg_schema=kg_x"
+    conninfo, schema, _ = parse_location(uri)
+    assert "options=-c%20statement_timeout%3D4321" in conninfo and schema == "kg_x"
+    with open_store(uri).connect(autocommit=True) as conn:
+        assert conn.execute("SHOW statement_timeout").fetchone()[0] == "4321ms"

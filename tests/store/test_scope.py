@@ -163,6 +163,6 @@ def test_a_named_entity_outside_the_filter_is_not_called_unknown(retriever):
     warnings = retriever.retrieve(
         Q, filter={"doc_id": ["doc-04"]}, include_entities=["Maria Chen", "Nobody At All"]
     ).warnings
-    assert "include_entities: no entity named 'Nobody At All'" in warnings
+    assert "include_entities: no entity named 'Nobody At All' in the index" in warnings
     assert "include_entities: 'Maria Chen' not in the documents of the filter {'doc_id': ['doc-04']}" in warnings
     assert not any("no entity named 'Maria Chen'" in w for w in warnings)

@@ -153,8 +153,11 @@ def rank_top(scores: np.ndarray, k: int, tiebreak: np.ndarray | None = None) -> 
     if tiebreak is not None:  # all the tied scores at the cut must be seen to order them by the tiebreak
         order = finite[np.lexsort((tiebreak[finite], -scores[finite]))]
         return order[:kk]
-    part = finite[np.argpartition(-scores[finite], kk - 1)[:kk]] if kk < finite.size else finite
-    return part[np.lexsort((part, -scores[part]))]
+    part = finite
+    if kk < finite.size:  # every score tied with the k-th is kept, so the cut never depends on the partition order
+        cut = np.partition(-scores[finite], kk - 1)[kk - 1]
+        part = finite[-scores[finite] <= cut]
+    return part[np.lexsort((part, -scores[part]))][:kk]
 
 
 def norm_max(x: np.ndarray) -> np.ndarray:

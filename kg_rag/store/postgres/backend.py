@@ -175,6 +175,10 @@ class PostgresBackend(VersionedBackend):
 
             if isinstance(exc, psycopg.OperationalError):  # a dropped connection: reconnect next time
                 self._local.conn = None
+            if isinstance(exc, psycopg.Error) and not depth:
+                from kg_rag.store.postgres.store import store_error
+
+                raise store_error(exc, str(self.store), writing=False) from exc
             raise
         finally:
             self._local.depth = depth

@@ -30,7 +30,9 @@ SCHEMA_VERSION = 1
 """The layout this release writes and reads (``meta.schema_version``)."""
 
 DEFAULT_SCHEMA = "kg_rag"
-_IDENT = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+_IDENT = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+"""Matched whole (``fullmatch``): with ``match`` and ``$``, ``name\\n`` passed (``$`` matches before a final
+line break) and named the same schema as ``name`` under another writer-lock key."""
 
 
 _RESERVED = frozenset(
@@ -48,7 +50,7 @@ _RESERVED = frozenset(
 
 def check_schema_name(name: str) -> str:
     """A schema name kg-rag can use in its SQL: an identifier that is not a reserved word."""
-    if not isinstance(name, str) or not _IDENT.match(name):
+    if not isinstance(name, str) or not _IDENT.fullmatch(name):
         raise ValueError(f"PostgreSQL schema name must match [a-z_][a-z0-9_]*, got {name!r}")
     if name in _RESERVED:
         raise ValueError(f"PostgreSQL schema name {name!r} is an SQL reserved word; choose another, e.g. kg_{name}")

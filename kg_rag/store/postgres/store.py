@@ -20,20 +20,21 @@ Needs the ``postgres`` extra (psycopg 3, pgvector).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from typing import Any, TypeVar
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import numpy as np
 
-from kg_rag.errors import ConfigurationError, IndexFormatError, IndexNotFoundError, KGRagError
+from kg_rag.errors import ConfigurationError, IndexFormatError, IndexNotFoundError, KGRagError, StoreError
 from kg_rag.index.build import GraphIndex
 from kg_rag.index.vectors import VectorTable
 from kg_rag.ingest.report import IngestReport
@@ -46,6 +47,7 @@ from kg_rag.store.postgres import rows as R
 from kg_rag.store.postgres import schema as S
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 KG_PARAMS = ("kg_schema", "kg_search")
 SEARCH_MODES = ("auto", "exact", "hnsw")
@@ -62,7 +64,9 @@ def parse_location(location: str) -> tuple[str, str, str]:
     search = ours.get("kg_search", "auto")
     if search not in SEARCH_MODES:
         raise ValueError(f"kg_search must be one of {', '.join(SEARCH_MODES)}, got {search!r}")
-    conninfo = urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(rest, safe="/"), parts.fragment))
+    # percent-encoded as libpq decodes (a space as %20: libpq reads "+" as a plus, so options=-c%20... kept working)
+    query_text = urlencode(rest, safe="/", quote_via=quote)
+    conninfo = urlunsplit((parts.scheme, parts.netloc, parts.path, query_text, parts.fragment))
     return conninfo, schema, search
 
 
@@ -95,7 +99,45 @@ def connect(conninfo: str, *, autocommit: bool = False, vector: bool = True) -> 
 
 
 def _lock_key(schema: str) -> int:
+    """The writer lock's advisory-lock key, from the schema name as validated (one name, one key)."""
+    schema = S.check_schema_name(schema)
     return int.from_bytes(hashlib.sha256(f"kg-rag:{schema}".encode()).digest()[:8], "big", signed=True)
+
+
+def store_error(exc: BaseException, where: str, *, writing: bool) -> StoreError:
+    """A psycopg error as one line (:class:`~kg_rag.errors.StoreError`): a full disk and a lost server say what
+    happened to the write; anything else is named with its first line."""
+    import psycopg
+
+    first = " ".join(str(exc).split("\n", 1)[0].split()) or type(exc).__name__
+    if isinstance(exc, psycopg.errors.DiskFull):
+        then = "; the write was rolled back and the index is as it was: free space, then run the command again"
+        return StoreError(f"{where}: PostgreSQL is out of disk space ({first}){then if writing else ''}")
+    if isinstance(exc, psycopg.OperationalError):
+        then = (
+            "; the write was rolled back, unless the server committed it as the connection dropped: running the "
+            "command again is safe"
+            if writing
+            else "; try again once the server is back"
+        )
+        return StoreError(f"{where}: lost the connection to PostgreSQL ({first}){then}")
+    then = "; the write was rolled back" if writing else ""
+    return StoreError(f"{where}: PostgreSQL failed ({type(exc).__name__}: {first}){then}")
+
+
+def _one_line(method: Callable[..., T]) -> Callable[..., T]:
+    """A read method whose psycopg errors become one line (:func:`store_error`)."""
+
+    @functools.wraps(method)
+    def reading(self: PostgresStore, *args: Any, **kwargs: Any) -> T:
+        import psycopg
+
+        try:
+            return method(self, *args, **kwargs)
+        except psycopg.Error as exc:
+            raise store_error(exc, str(self), writing=False) from exc
+
+    return reading
 
 
 class PostgresStore(GraphStore):
@@ -125,6 +167,7 @@ class PostgresStore(GraphStore):
     def connect(self, **kwargs: Any) -> Any:
         return connect(self.conninfo, **kwargs)
 
+    @_one_line
     def exists(self) -> bool:
         with self.connect(autocommit=True, vector=False) as conn:
             found = conn.execute("SELECT to_regclass(%s)", (f"{self.schema}.meta",)).fetchone()[0]
@@ -154,10 +197,12 @@ class PostgresStore(GraphStore):
         """The index's :class:`IndexMeta`, read and validated in ``conn``'s transaction."""
         return R.parse_meta(self.meta_rows(conn), self.where, self.schema)
 
+    @_one_line
     def read_meta(self) -> IndexMeta:
         with self.connect(autocommit=True) as conn:
             return self.meta_in(conn)
 
+    @_one_line
     def read_report(self) -> IngestReport:
         with self.connect(autocommit=True) as conn:
             return self._report(self.meta_rows(conn))
@@ -171,6 +216,7 @@ class PostgresStore(GraphStore):
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise IndexFormatError(self.where, f"unreadable ingest report ({type(exc).__name__}: {exc})") from exc
 
+    @_one_line
     def stats(self) -> dict[str, Any]:
         with self.connect(autocommit=True) as conn, conn.transaction():
             rows = self.meta_rows(conn)
@@ -183,24 +229,44 @@ class PostgresStore(GraphStore):
         wait = default_wait() if wait is None else wait
         with self._guard:
             depth = getattr(self._local, "depth", 0)
+            import psycopg
+
             if depth:
                 self._local.depth += 1
                 try:
                     yield self
+                except psycopg.Error as exc:  # said here too: an IndexWriter closes the outer lock without it
+                    raise store_error(exc, str(self), writing=True) from exc
                 finally:
                     self._local.depth -= 1
                 return
+
             conn = self.connect(autocommit=True)
             try:
                 self._acquire(conn, wait)
                 self._local.conn, self._local.depth = conn, 1
                 try:
                     yield self
+                except psycopg.Error as exc:
+                    raise store_error(exc, str(self), writing=True) from exc
                 finally:
                     self._local.conn, self._local.depth = None, 0
-                    conn.execute("SELECT pg_advisory_unlock(%s)", (self._lock_key,))
+                    self._release(conn)
+            except psycopg.Error as exc:  # taking the lock
+                raise store_error(exc, str(self), writing=True) from exc
             finally:
                 conn.close()
+
+    def _release(self, conn: Any) -> None:
+        """Release the writer lock; never raises. A session that is gone took its lock with it, and closing the
+        connection (which follows) ends the session: so a failing release can neither hide the write's own error
+        nor turn a committed write into a failure."""
+        import psycopg
+
+        try:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (self._lock_key,))
+        except psycopg.Error as exc:
+            logger.info("%s: the writer lock went with its session (%s)", self, " ".join(str(exc).split()))
 
     def _acquire(self, conn: Any, wait: float) -> None:
         deadline = time.monotonic() + wait
@@ -244,12 +310,26 @@ class PostgresStore(GraphStore):
                 sync = FullSave(self, conn, index)
                 version = sync.run()
             t = time.perf_counter()
-            for table in ANALYZED_TABLES:  # index-only scans need the visibility map (set by a frozen bulk copy)
-                conn.execute(f"{'ANALYZE' if sync.bulk else 'VACUUM (ANALYZE)'} {self.schema}.{table}")
+            self._vacuum(conn, sync.bulk)  # after the commit: housekeeping, which cannot fail the save
             sync.timings["vacuum_s"] = round(time.perf_counter() - t, 2)
         self.last_write = {"kind": "save", "seconds": round(time.perf_counter() - started, 3), **sync.timings}
         logger.info("saved index to PostgreSQL schema %s (version %s): %s", self.schema, version, self.last_write)
         return str(version)
+
+    def _vacuum(self, conn: Any, bulk: bool) -> None:
+        """Refresh the planner's statistics (and, after row writes, the visibility map index-only scans need) once a
+        save has committed. A failure here is a warning: the save is done, and autovacuum catches up."""
+        import psycopg
+
+        try:
+            for table in ANALYZED_TABLES:
+                conn.execute(f"{'ANALYZE' if bulk else 'VACUUM (ANALYZE)'} {self.schema}.{table}")
+        except psycopg.Error as exc:
+            logger.warning(
+                "%s: saved, but refreshing the table statistics failed (%s); autovacuum will do it",
+                self,
+                " ".join(str(exc).split()) or type(exc).__name__,
+            )
 
     def apply(
         self,
@@ -324,6 +404,7 @@ class PostgresStore(GraphStore):
                 )
 
     # ------------------------------------------------------------------ reading
+    @_one_line
     def load(self) -> GraphIndex:
         """The stored index as an editable :class:`GraphIndex` (records and vectors read into memory)."""
         with self.connect() as conn, conn.transaction():
@@ -403,6 +484,7 @@ class PostgresStore(GraphStore):
             raise self._not_found()
         return PostgresBackend(self)
 
+    @_one_line
     def documents(self, ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
         only = "" if ids is None else "WHERE d.doc_id = ANY(%s)"
         with self.connect(autocommit=True) as conn:
@@ -415,6 +497,7 @@ class PostgresStore(GraphStore):
             ).fetchall()
         return [{**record, "chunks": int(n)} for record, n in rows]
 
+    @_one_line
     def chunks_of(self, doc_ids: Sequence[str]) -> dict[str, list[Chunk]]:
         with self.connect(autocommit=True) as conn:
             self.meta_rows(conn)

@@ -1,0 +1,550 @@
+"""Directed relations read off a dependency parse: subject -[predicate]-> object, as the sentence writes it.
+
+A relation is emitted only when both ends are entities of the passage (:mod:`kg_rag.ingest.nlp.mentions`) or,
+for the object, a specific value (a date, an amount): a row between two generic noun phrases ("the grounds were
+assigned to the church") names nothing a reader can follow. The predicate keeps the verb's auxiliaries, negation,
+particle and preposition exactly as written — ``was founded by``, ``was proclaimed emperor by``, ``is the capital
+of`` — so the relation typer gives a passive its own ``..._BY`` type and never reads an edge backwards.
+
+The grammatical shapes handled, each from its syntax rather than from a word list:
+
+* a verb with its subject and its object or prepositional complement, the subject shared by coordinated verbs,
+  inherited by a participle clause (``Founded in 1930 by Jenkins, Publix is ...``) and by an infinitive
+  complement (subject control; object control when the governing verb has an object);
+* a relative or reduced relative clause, whose subject is the noun it modifies (``a ballet written by Strauss``),
+  and a noun that is only a description of an entity (the complement of a copula, an apposition) standing for it;
+* a copula with a relational noun (``X is the capital of Y``) or adjective (``X is similar to Y``), and an inverted
+  passive (``Located in Paris is the Louvre``);
+* appositions (``Jan, the editor of J``), possessives (``Canada's capital, Ottawa``; ``its editor is Jan``), a list
+  that names a generic object (``three members: A, B and C``), places written ``Town, State``, and lifespans in
+  brackets (``X (born 9 August 1957)``, ``X (1920 – 2010)``);
+* pronouns and definite descriptions of the topic's kind (``the song``) resolved to the entity they refer back to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from kg_rag.ingest.nlp.mentions import VALUES, Mention, NameTable, Topic
+from kg_rag.ingest.nlp.parse import Parse
+
+SUBJECTS = frozenset({"nsubj", "nsubjpass", "csubj", "csubjpass"})
+NOUN_SLOTS = frozenset({"nsubj", "nsubjpass", "dobj", "pobj", "attr", "appos", "conj", "dative", "oprd"})
+COPULAS = frozenset({"be", "become", "remain"})
+PERSONAL = frozenset({"he", "she", "him", "his", "her", "hers", "himself", "herself"})
+IMPERSONAL = frozenset({"it", "its", "itself"})
+PLURAL = frozenset({"they", "them", "their", "theirs", "themselves"})
+RELATIVES = frozenset({"who", "whom", "which", "that", "whose"})
+PLACE_NOUNS = frozenset(
+    """state city town county province region village country island republic kingdom borough district
+    municipality township parish commune prefecture territory""".split()
+)
+"""Nouns whose ``of`` complement is the place itself: "the city of Rome" is Rome, "the U.S. state of Michigan" is
+Michigan (an appositive genitive)."""
+BIRTH = frozenset({"born", "b."})
+DASHES = frozenset({"-", "–", "—", "to"})
+
+DIRECT, RESOLVED = 1.0, 0.8
+"""Confidence of a relation whose ends are both written as names, and of one where an end was resolved from a
+pronoun, a description or a clause it belongs to."""
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """An end of a relation: the entity's name and type, and whether it was reached through a reference."""
+
+    name: str
+    label: str
+    resolved: bool = False
+
+    @property
+    def is_value(self) -> bool:
+        return self.label in VALUES
+
+
+@dataclass(frozen=True, slots=True)
+class Triple:
+    source: Ref
+    predicate: str
+    target: Ref
+    evidence: str
+
+    @property
+    def confidence(self) -> float:
+        return RESOLVED if self.source.resolved or self.target.resolved else DIRECT
+
+
+@dataclass
+class Passage:
+    """The state of reading one passage: its mentions by token, the names they stand for, the topic and the
+    subjects seen so far (what a pronoun refers back to)."""
+
+    doc: Parse
+    mentions: list[Mention]
+    topic: Topic | None
+    names: NameTable
+    by_token: dict[int, Mention] = field(default_factory=dict)
+    recent: list[Ref] = field(default_factory=list)
+    descriptions: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for m in self.mentions:
+            for i in range(m.start, m.end):
+                self.by_token[i] = m
+
+    # -------------------------------------------------------------- references
+    def ref(self, i: int, depth: int = 0) -> Ref | None:
+        """The entity token ``i`` stands for, or ``None`` (a generic noun phrase, an unresolved pronoun)."""
+        m = self.by_token.get(i)
+        if m is not None:
+            return self.mention_ref(m)
+        if depth > 4:
+            return None
+        d = self.doc
+        if d.tag[i] in ("PRP", "PRP$"):
+            return self.antecedent(d.lower[i])
+        if d.lower[i] in RELATIVES and d.tag[i] in ("WDT", "WP", "WP$"):
+            clause = next((a for a in d.ancestors(i) if d.dep[a] in ("relcl", "acl")), None)
+            return self.ref(d.head[clause], depth + 1) if clause is not None else None
+        if not _nominal(d, i):
+            return None
+        quantity = self._quantity(i)
+        return quantity if quantity is not None else self._described(i, depth)
+
+    def _quantity(self, i: int) -> Ref | None:
+        """A counted noun is a quantity: ``4 congressional districts``, ``273,282 TEUs``."""
+        d = self.doc
+        for k in d.kids(i, "nummod"):
+            m = self.by_token.get(k)
+            if m is not None and m.is_value and m.start < i:
+                return Ref(" ".join(d.span_text(m.start, i + 1).split()), "QUANTITY")
+        return None
+
+    def mention_ref(self, m: Mention) -> Ref:
+        if m.kind == "topic" and self.topic is not None:
+            return Ref(self.topic.name, self.topic.label or "")
+        name = self.names.resolve(m)
+        return Ref(name, m.label, name != m.name)
+
+    def _described(self, i: int, depth: int) -> Ref | None:
+        """A generic noun that only describes an entity: the topic's kind with ``the``/``this`` (``the song``), the
+        complement of a copula whose subject is an entity (``X is a ballet``), an apposition to an entity
+        (``X, a ballet``), or the place noun of an appositive genitive (``the state of Michigan``)."""
+        d = self.doc
+        det = d.kid(i, "det")
+        if self.topic is not None and det is not None and (d.lemma(i) in self.topic.kinds or self._names_topic(i)):
+            if d.lower[det] in ("the", "this"):
+                return self._topic_ref(resolved=True)
+        h = d.head[i]
+        if d.dep[i] == "attr" and d.lemma(h) in COPULAS:
+            subject = d.kid(h, *SUBJECTS)
+            return _resolved(self.ref(subject, depth + 1)) if subject is not None else None
+        if d.dep[i] == "appos":
+            return _resolved(self.ref(h, depth + 1))
+        if d.lemma(i) in PLACE_NOUNS:
+            for prep in d.kids(i, "prep"):
+                if d.lower[prep] == "of":
+                    obj = d.kid(prep, "pobj")
+                    if obj is not None and obj in self.by_token:
+                        return self.mention_ref(self.by_token[obj])
+        if d.dep[i] == "pobj" and d.lower[h] == "of" and d.dep[d.head[h]] == "attr":
+            # "X is a form of psychotherapy developed by Y": the clause describes X through its kind
+            return self.ref(d.head[h], depth + 1)
+        return None
+
+    def _names_topic(self, i: int) -> bool:
+        """``the city`` in a passage about Oklahoma City, ``the fort`` in one about Fort George: a common noun the
+        topic's name starts or ends with (not a person's: "the snow" is not Hank Snow)."""
+        assert self.topic is not None
+        words = self.topic.name.casefold().split()
+        return len(words) > 1 and self.topic.label != "PERSON" and self.doc.lower[i] in (words[0], words[-1])
+
+    def _topic_ref(self, *, resolved: bool) -> Ref | None:
+        if self.topic is None:
+            return None
+        return Ref(self.topic.name, self.topic.label or "", resolved)
+
+    def antecedent(self, pronoun: str) -> Ref | None:
+        """The latest subject a pronoun can refer to (a person for *he*/*she*, anything else for *it*/*they*), else
+        the passage's topic when it can be one."""
+        if pronoun in PERSONAL:
+            fits = [r for r in self.recent if r.label == "PERSON"]
+            topic_fits = self.topic is not None and self.topic.label in ("PERSON", "", None)
+        elif pronoun in IMPERSONAL or pronoun in PLURAL:
+            fits = [r for r in self.recent if r.label != "PERSON" and not r.is_value]
+            topic_fits = self.topic is not None and self.topic.label != "PERSON"
+        else:
+            return None
+        if fits:
+            return _resolved(fits[-1])
+        return self._topic_ref(resolved=True) if topic_fits else None
+
+    def note_subject(self, ref: Ref) -> None:
+        if not ref.is_value:
+            self.recent.append(ref)
+            del self.recent[:-8]
+
+
+def _nominal(d: Parse, i: int) -> bool:
+    """A noun, or an adjective used as one (``a 1974 single``, ``the single``)."""
+    return d.pos[i] in ("NOUN", "PROPN") or (
+        d.pos[i] == "ADJ" and d.dep[i] in NOUN_SLOTS and d.kid(i, "det") is not None
+    )
+
+
+def _listed(p: Passage, i: int) -> list[Ref]:
+    """The entities a list in apposition names a generic noun with (``four members: A, B and C``)."""
+    if i in p.by_token and not p.by_token[i].is_value:
+        return []
+    return [r for a in p.doc.kids(i, "appos") for r in _refs(p, a)]
+
+
+def _resolved(ref: Ref | None) -> Ref | None:
+    return None if ref is None else Ref(ref.name, ref.label, True)
+
+
+def _conjuncts(d: Parse, i: int) -> list[int]:
+    """``i`` and the words coordinated with it (``A, B and C``)."""
+    out, todo = [], [i]
+    while todo:
+        t = todo.pop()
+        out.append(t)
+        todo.extend(d.kids(t, "conj"))
+    return sorted(out)
+
+
+def _refs(p: Passage, i: int) -> list[Ref]:
+    refs: list[Ref] = []
+    d = p.doc
+    for t in _conjuncts(d, i):
+        ref = p.ref(t)
+        if ref is not None:
+            refs.append(ref)
+        elif d.dep[t] != "appos":  # "three members: A, B and C" -- the list names the noun
+            refs += [r for a in d.kids(t, "appos") for r in [p.ref(a)] if r is not None]
+    return list(dict.fromkeys(refs))
+
+
+# ------------------------------------------------------------------ predicates
+_CONTRACTED = {
+    "'s": "is",
+    "’s": "is",
+    "'re": "are",
+    "’re": "are",
+    "'ve": "have",
+    "’ve": "have",
+    "n't": "not",
+    "n’t": "not",
+}
+
+
+def _words(d: Parse, group: list[int], *rest: int | str) -> str:
+    """The predicate: the verb group in its order, then what follows it in the order it is said (a fronted
+    preposition, ``Via the river, X is ...``, still follows the verb); contractions written out (``'s`` -> ``is``)."""
+    words = (w if isinstance(w, str) else d.lower[w] for w in [*sorted(group), *rest])
+    return " ".join(_CONTRACTED.get(w, w) for w in words)
+
+
+def _verb_group(d: Parse, v: int) -> list[int]:
+    """The verb with its auxiliaries, negation and particle (``has not been included``, ``set up``)."""
+    return [v, *d.kids(v, "aux", "auxpass", "neg", "prt")]
+
+
+def _noun_words(d: Parse, n: int) -> list[int]:
+    """A relational noun with the words that make it one (``impact factor``, ``head coach``), no numbers."""
+    return [c for c in d.kids(n, "compound") if c < n and not d.num[c] and d.pos[c] != "PROPN"] + [n]
+
+
+def _subjects(p: Passage, v: int, depth: int = 0) -> list[Ref]:
+    d = p.doc
+    own = d.kids(v, *SUBJECTS)
+    if own:
+        return [r for s in own for r in _refs(p, s)]
+    for c in d.kids(v, "ccomp", "csubj", "dep"):  # a quoted title parsed as a clause: "Your Love Is a Song" was ...
+        m = p.by_token.get(c)
+        if m is not None and m.end <= v and m.kind in ("quote", "topic"):
+            return [p.mention_ref(m)]
+    for aux in d.kids(v, "auxpass", "aux"):  # inverted: "Located in Paris is the Louvre" = the Louvre is located in
+        if aux > v:
+            return [r for a in d.kids(aux, "attr") for r in _refs(p, a)]
+    if depth > 3:
+        return []
+    dep, h = d.dep[v], d.head[v]
+    if dep in ("relcl", "acl"):
+        ref = p.ref(h)
+        return [ref] if ref is not None else []
+    if dep == "conj" and d.pos[h] in ("VERB", "AUX"):
+        return _subjects(p, h, depth + 1)
+    if dep == "xcomp":
+        controller = d.kid(h, "dobj")
+        if controller is not None:  # "persuaded Y to leave": the object is who leaves
+            ref = p.ref(controller)
+            return [ref] if ref is not None else []
+        return _subjects(p, h, depth + 1)
+    if dep == "advcl" and d.tag[v] in ("VBN", "VBG"):
+        return _subjects(p, h, depth + 1)
+    return []
+
+
+def _relative(d: Parse, prep: int) -> bool:
+    """``in which``, ``by whom``: a preposition fronted with the relative pronoun it governs."""
+    return any(d.lower[o] in RELATIVES for o in d.kids(prep, "pobj"))
+
+
+def _prep_objects(p: Passage, prep: int) -> list[Ref]:
+    return [r for o in p.doc.kids(prep, "pobj") for r in _refs(p, o)]
+
+
+def read_clauses(p: Passage) -> Iterator[Triple]:
+    """Every relation the passage's sentences state (see the module docstring)."""
+    d = p.doc
+    for start, end in d.sents:
+        evidence = " ".join(d.span_text(start, end).split())
+        yield from _lifespans(p, start, end, evidence)
+        yield from _places(p, start, end, evidence)
+        for i in range(start, end):
+            pos = d.pos[i]
+            if pos in ("VERB", "AUX") and d.dep[i] not in ("aux", "auxpass"):
+                yield from _verb(p, i, evidence)
+            elif pos in ("NOUN", "PROPN"):
+                yield from _noun(p, i, evidence)
+
+
+COMPLEMENTS = frozenset({"dobj", "dative", "prep", "agent", "attr", "acomp", "oprd"})
+
+
+def _complements(d: Parse, v: int) -> list[int]:
+    """What a verb says of its subject: its objects and complements, and the prepositional phrases after it (a
+    fronted one, ``Via the river, X is ...``, is circumstance) — except a fronted date (``On 4 February 1948, Ceylon
+    was granted ...``) or a relative (``the town in which ...``). A verb with none shares those of the verb
+    coordinated with it: ``written and recorded by X`` says who wrote it too."""
+    own = [c for c in d.children[v] if d.dep[c] in COMPLEMENTS and (c > v or d.dep[c] not in ("prep", "agent"))]
+    # an apposition hangs off nouns only: a name after a verb labelled so is the verb's object, mislabelled
+    own += [c for c in d.kids(v, "appos") if c > v and d.pos[v] == "VERB" and not d.kids(v, "dobj")]
+    own += [c for c in d.kids(v, "prep") if c < v and (_relative(d, c) or _dated(d, c))]
+    if not own:
+        for c in d.kids(v, "conj"):
+            if d.pos[c] in ("VERB", "AUX") and not d.kids(c, *SUBJECTS):
+                return [x for x in d.children[c] if d.dep[x] in ("agent", "prep", "dobj") and x > c]
+    return own
+
+
+def _dated(d: Parse, prep: int) -> bool:
+    return any(d.ent[o] in ("DATE", "TIME") for o in d.kids(prep, "pobj"))
+
+
+def _verb(p: Passage, v: int, evidence: str) -> Iterator[Triple]:
+    d = p.doc
+    subjects = [s for s in _subjects(p, v) if not s.is_value]
+    if d.dep[v] in ("ROOT", "conj"):
+        for s in subjects:
+            p.note_subject(s)
+    if not subjects:
+        return
+    group = _verb_group(d, v)
+    copula = d.lemma(v) in COPULAS
+    complement = next((c for c in d.kids(v, "oprd") if d.pos[c] == "NOUN"), None)
+    if complement is not None:  # "was proclaimed emperor by": the complement is part of what is said
+        group = group + _noun_words(d, complement)
+    # "became a monthly publication in 1963", "was granted independence on": a generic complement or object is part
+    # of what the verb's prepositions say
+    generic = next(
+        (
+            c
+            for c in d.kids(v, "attr" if copula else "dobj")
+            if _nominal(d, c) and d.pos[c] != "PROPN" and c not in p.by_token and (copula or p.ref(c) is None)
+        ),
+        None,
+    )
+    described = _noun_words(d, generic) if generic is not None else []
+    for c in _complements(d, v):
+        dep = d.dep[c]
+        if dep in ("dobj", "dative", "appos") or (dep == "oprd" and c != complement):
+            listed = _listed(p, c)
+            if listed:  # "had four members: A, B and C"
+                yield from _emit(subjects, _words(d, group, *_noun_words(d, c)), listed, evidence)
+                continue
+            objects = _refs(p, c)
+            if objects:
+                yield from _emit(subjects, _words(d, group), objects, evidence)
+            else:  # "took part in X": the generic object belongs to the predicate
+                for prep in d.kids(c, "prep"):
+                    yield from _via(p, subjects, _words(d, group, *_noun_words(d, c), prep), prep, evidence)
+        elif dep in ("prep", "agent"):
+            if d.lower[c] == "as":  # "wound up as Djibouti's first president": the subject is in that role
+                yield from _roles(p, subjects, d.kids(c, "pobj"), evidence)
+            yield from _via(p, subjects, _words(d, group, *described, c), c, evidence)
+            for o in d.kids(c, "pobj"):  # "born on 7 November 1867 in Warsaw": a date takes no place, the verb does
+                if d.ent[o] in ("DATE", "TIME"):
+                    for inner in d.kids(o, "prep"):
+                        yield from _via(p, subjects, _words(d, group, *described, inner), inner, evidence)
+        elif dep == "attr" and copula:
+            yield from _copula(p, v, group, c, subjects, evidence)
+        elif dep == "acomp" and copula:
+            for prep in d.kids(c, "prep"):  # "is similar to", "is adjacent to"
+                yield from _via(p, subjects, _words(d, group, c, prep), prep, evidence)
+        elif c == complement:
+            for prep in d.kids(c, "prep"):
+                yield from _via(p, subjects, _words(d, group, prep), prep, evidence)
+
+
+def _via(p: Passage, subjects: list[Ref], words: str, prep: int, evidence: str) -> Iterator[Triple]:
+    """The relations a prepositional phrase gives: to the entities it governs, or through a generic noun with a
+    preposition of its own (``on behalf of X``, ``in collaboration with X``)."""
+    d = p.doc
+    objects = _prep_objects(p, prep)
+    if objects:
+        yield from _emit(subjects, words, objects, evidence)
+        return
+    for o in d.kids(prep, "pobj"):
+        if d.pos[o] == "NOUN":
+            for inner in d.kids(o, "prep"):
+                longer = f"{words} {' '.join(d.lower[w] for w in _noun_words(d, o))} {d.lower[inner]}"
+                yield from _emit(subjects, longer, _prep_objects(p, inner), evidence)
+
+
+def _roles(p: Passage, subjects: list[Ref], nouns: list[int], evidence: str) -> Iterator[Triple]:
+    """``X is Y's president``, ``X served as Y's first president``: the subject holds the role, ``X -[is president
+    of]-> Y`` (the verb that put it there is not the relation)."""
+    d = p.doc
+    for n in nouns:
+        owner_tok = d.kid(n, "poss")
+        if owner_tok is None or d.pos[n] != "NOUN" or n in p.by_token:
+            continue
+        owner = p.ref(owner_tok)
+        if owner is not None and not owner.is_value:
+            yield from _emit(subjects, _words(d, [], "is", *_noun_words(d, n), "of"), [owner], evidence)
+
+
+def _copula(p: Passage, v: int, group: list[int], attr: int, subjects: list[Ref], evidence: str) -> Iterator[Triple]:
+    """``X is Y``: a named complement (``X became Y``); a relational noun with its complement (``X is the capital of
+    Y``, ``X is Y's president``); a generic complement describes the subject (and gives the topic its kind)."""
+    d = p.doc
+    attrs = _conjuncts(d, attr)
+    named = [r for t in attrs if t in p.by_token for r in [p.ref(t)] if r is not None]
+    if named:
+        if d.lemma(v) != "be":
+            yield from _emit(subjects, _words(d, group), named, evidence)
+        return
+    for a in attrs:
+        if not _nominal(d, a) or d.pos[a] == "PROPN":
+            continue
+        for s in subjects:
+            if p.topic is not None and s.name == p.topic.name:
+                p.topic.kinds.add(d.lemma(a))
+            p.descriptions.setdefault(s.name, _description(d, a))
+        for prep in d.kids(a, "prep"):
+            yield from _via(p, subjects, _words(d, group, *_noun_words(d, a), prep), prep, evidence)
+        yield from _roles(p, subjects, [a], evidence)
+
+
+def _description(d: Parse, n: int) -> str:
+    """The noun phrase a copula or apposition describes an entity with, without its clauses (``a peer-reviewed
+    journal``)."""
+    return " ".join(d.span_text(d.left_edge(n), n + 1).split())[:200]
+
+
+def _noun(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
+    """Relations a noun phrase states without a verb: an apposition with a relational noun (``Jan, the editor of
+    J``: ``Jan -[is editor of]-> J``), a possessive (``Canada's capital, Ottawa``; ``its editor is Jan``: the owner's
+    attribute, ``Canada -[has capital]-> Ottawa``)."""
+    d = p.doc
+    if n in p.by_token:
+        return
+    if d.dep[n] == "appos":
+        head = p.ref(d.head[n])
+        if head is not None and not head.is_value:
+            p.descriptions.setdefault(head.name, _description(d, n))
+            if p.topic is not None and head.name == p.topic.name:
+                p.topic.kinds.add(d.lemma(n))
+            for prep in d.kids(n, "prep"):
+                yield from _emit(
+                    [head], _words(d, [], "is", *_noun_words(d, n), prep), _prep_objects(p, prep), evidence
+                )
+    owner_tok = d.kid(n, "poss")
+    if owner_tok is None:
+        yield from _topic_attribute(p, n, evidence)
+        return
+    owner = p.ref(owner_tok)
+    if owner is None or owner.is_value:
+        return
+    named = [r for a in d.kids(n, "appos") for r in [p.ref(a)] if r is not None]
+    h = d.head[n]
+    if d.dep[n] == "compound" and h in p.by_token:  # "Acme's CEO Paul Smith"
+        named.append(p.mention_ref(p.by_token[h]))
+    if d.dep[n] in SUBJECTS and d.lemma(h) == "be":  # "its editor is Jan"
+        named += [r for a in d.kids(h, "attr") for r in _refs(p, a)]
+    yield from _emit([owner], _attribute(d, n), named, evidence)
+
+
+def _topic_attribute(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
+    """``The capital is Nashville`` in a passage about Tennessee: a relational noun subject with no possessor and a
+    named or measured complement is an attribute of the passage's topic (``Tennessee -[has capital]-> Nashville``)."""
+    d = p.doc
+    h = d.head[n]
+    if p.topic is None or d.dep[n] not in ("nsubj",) or d.lemma(h) != "be" or d.pos[n] != "NOUN":
+        return
+    det = d.kid(n, "det")
+    if det is not None and d.lower[det] != "the":
+        return
+    if d.lemma(n) in p.topic.kinds or p._names_topic(n):
+        return
+    things = [r for a in d.kids(h, "attr") for r in _refs(p, a)]
+    topic = p._topic_ref(resolved=True)
+    if things and topic is not None:
+        yield from _emit([topic], _attribute(d, n), things, evidence)
+
+
+def _attribute(d: Parse, n: int) -> str:
+    """The predicate of an attribute read off a relational noun: ``Canada's capital, Ottawa`` and ``its capital is
+    Ottawa`` are both ``Canada -[has capital]-> Ottawa``, the owner first (so a value, ``6.8 inches``, is an object)
+    and *has* saying which way it reads."""
+    adjectives = [c for c in d.kids(n, "amod") if c < n and d.pos[c] == "ADJ" and not d.ent[c] == "ORDINAL"]
+    return _words(d, [], "has", *sorted(adjectives + _noun_words(d, n)))
+
+
+def _emit(subjects: list[Ref], predicate: str, objects: list[Ref], evidence: str) -> Iterator[Triple]:
+    for s in subjects:
+        if s.is_value:
+            continue
+        for o in objects:
+            if o.name.casefold() != s.name.casefold():
+                yield Triple(s, predicate, o, evidence)
+
+
+def _lifespans(p: Passage, start: int, end: int, evidence: str) -> Iterator[Triple]:
+    """``X (born 9 August 1957 in Y)`` and ``X (1920 – 2010)``: the bracket after a name gives its dates."""
+    d = p.doc
+    for m in p.mentions:
+        if m.is_value or not start <= m.start < end or m.end >= end or d.text[m.end] != "(":
+            continue
+        close = next((i for i in range(m.end, min(end, m.end + 25)) if d.text[i] == ")"), None)
+        if close is None:
+            continue
+        inside = [x for x in p.mentions if m.end < x.start and x.end <= close]
+        subject = p.mention_ref(m)
+        dates = [x for x in inside if x.label == "DATE"]
+        if m.end + 1 < close and d.lower[m.end + 1] in BIRTH:
+            for x in inside:
+                word = "born on" if x.label == "DATE" else "born in" if x.label == "LOCATION" else None
+                if word:
+                    yield Triple(subject, word, p.mention_ref(x), evidence)
+        elif len(dates) == 2 and any(d.text[i] in DASHES for i in range(dates[0].end, dates[1].start)):
+            yield Triple(subject, "born on", p.mention_ref(dates[0]), evidence)
+            yield Triple(subject, "died on", p.mention_ref(dates[1]), evidence)
+
+
+def _places(p: Passage, start: int, end: int, evidence: str) -> Iterator[Triple]:
+    """``Nashville, Tennessee``: a place written with the political unit it lies in after a comma (not a list of
+    places: the second is not coordinated with the first, and the first heads no list)."""
+    d = p.doc
+    places = [m for m in p.mentions if start <= m.start < end and m.label == "LOCATION"]
+    for a, b in zip(places, places[1:]):
+        if b.start != a.end + 1 or d.text[a.end] != "," or d.ent[b.start] != "GPE":
+            continue
+        inside_a, inside_b = set(range(a.start, a.end)), set(range(b.start, b.end))
+        heads = {d.head[i] for i in inside_b} - inside_b
+        listed = any(d.dep[i] == "conj" for i in inside_b) or any(d.kids(i, "conj") for i in inside_a)
+        if not listed and heads <= inside_a | {b.end}:
+            yield Triple(p.mention_ref(a), "located in", p.mention_ref(b), evidence)

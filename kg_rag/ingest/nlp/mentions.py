@@ -1,0 +1,452 @@
+"""Names in a parsed passage: what the NLP extractor takes for entities, and how one thing gets one name.
+
+Ranking needs the entity set more than the relations (a passage is found through the names it shares with the
+question and with other passages), so mentions come from four sources, widest first:
+
+* the passage's **topic**: its title as written in the text (``Hello Love (song)`` is written ``Hello Love``;
+  ``Johnnycake, West Virginia`` is written ``Johnnycake``), or the title itself when the text never writes it;
+* **quoted titles** (``"Life After Beth"``), which a small NER model misses for works, events and products;
+* **named entities** from the pipeline's recogniser, typed from its labels;
+* **proper-noun phrases** read off the parse: a proper noun with its compound modifiers and an ``of``/``for``
+  complement (``Red River of the North``, ``U.S. Route 219``, ``1924 Winter Olympics``), where the recogniser cut
+  or split the name.
+
+A name is stored as written, without a leading article unless the article is part of it (capitalised
+mid-sentence, or in the title); within a passage, a surname or given name alone (``Snow`` after ``Hank Snow``)
+and an acronym introduced in brackets (``American Institute of Physics (AIP)``) name the full entity, and a
+definite description of the topic's kind (``the song`` in a passage whose topic "is a 1974 single") names the
+topic. Direction is not decided here; :mod:`kg_rag.ingest.nlp.clauses` reads it from the grammar.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from kg_rag.ingest.nlp.parse import Parse
+from kg_rag.model.schema import canonical_key
+
+LABELS = {
+    "PERSON": "PERSON",
+    "ORG": "ORGANIZATION",
+    "GPE": "LOCATION",
+    "LOC": "LOCATION",
+    "FAC": "LOCATION",
+    "NORP": "GROUP",
+    "EVENT": "EVENT",
+    "WORK_OF_ART": "WORK",
+    "LAW": "LAW",
+    "PRODUCT": "PRODUCT",
+    "LANGUAGE": "LANGUAGE",
+    "DATE": "DATE",
+    "TIME": "TIME",
+    "MONEY": "MONEY",
+    "PERCENT": "PERCENT",
+    "QUANTITY": "QUANTITY",
+    "CARDINAL": "NUMBER",
+}
+"""spaCy (OntoNotes) labels -> kg-rag entity types. ``ORDINAL`` ("second") names nothing and is dropped."""
+VALUES = frozenset({"DATE", "TIME", "MONEY", "PERCENT", "QUANTITY", "NUMBER"})
+"""Types of specific values: kept as the object of a relation ("born on 9 August 1957"), never as a subject."""
+PASSAGE_VALUES = frozenset({"DATE", "MONEY", "PERCENT"})
+"""Values also kept as entities of the passage on their own (a date or an amount is looked up by itself)."""
+MONTHS = frozenset(
+    "january february march april may june july august september october november december jan feb mar apr jun "
+    "jul aug sep sept oct nov dec".split()
+)
+PROPER = frozenset({"NNP", "NNPS"})
+NOMINAL = frozenset({"nsubj", "nsubjpass", "dobj", "pobj", "attr", "appos", "conj", "dative", "oprd", "ROOT"})
+"""Dependencies a noun phrase fills: a capitalised word in one of them is a name, wherever the sentence starts."""
+SPLIT_AT_AND = frozenset({"PERSON", "LOCATION"})
+"""Types whose recognised spans are split at a coordination the parse sees (``Oswego and Pulaski``)."""
+NAME_LINKS = frozenset({"of", "for", "de", "del", "della", "der", "des", "du", "da", "di", "van", "von", "la", "le"})
+"""Lower-case words a proper name may hold between capitalised parts (``University of Copenhagen``)."""
+SUFFIXES = frozenset({"jr", "jr.", "sr", "sr.", "ii", "iii", "iv", "v", "junior", "senior"})
+ARTICLES = frozenset({"the", "a", "an"})
+OPEN_QUOTES = frozenset({"``", '"', "“", "‘"})
+CLOSE_QUOTES = frozenset({"''", '"', "”", "’"})
+MAX_QUOTED = 12
+"""Longest quoted phrase taken for a title (tokens): longer quotes are speech, not names."""
+_QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$")
+
+
+@dataclass(slots=True)
+class Mention:
+    """A span of the passage taken for an entity: tokens ``[start, end)``, the name it is stored under, its type,
+    and where it came from (``topic``, ``quote``, ``ner``, ``name``, ``value``)."""
+
+    start: int
+    end: int
+    name: str
+    label: str
+    kind: str
+
+    @property
+    def key(self) -> str:
+        return canonical_key(self.name)
+
+    @property
+    def is_value(self) -> bool:
+        return self.label in VALUES
+
+
+@dataclass
+class Topic:
+    """What a passage is about: its title as written (``name``) and the kinds its text says it is (``single``,
+    ``journal``), which a definite description (``the single``) refers back to."""
+
+    name: str
+    label: str | None = None
+    kinds: set[str] = field(default_factory=set)
+
+
+def title_name(title: str, text: str) -> str | None:
+    """The name a passage's title has in its text: the title without a bracketed qualifier, cut at its first
+    comma when only that part is written (``Johnnycake, West Virginia`` -> ``Johnnycake``); ``None`` when the text
+    never writes it (a heading such as "Organisation chart: engineering" names no entity)."""
+    bare = bare_title(title)
+    candidates = [bare]
+    if "," in bare:
+        candidates.append(bare.split(",", 1)[0].strip())
+    for candidate in candidates:
+        if candidate and _title_pattern(candidate).search(text):
+            return candidate
+    return None
+
+
+def bare_title(title: str) -> str:
+    """A title without its bracketed qualifier (``Hello Love (song)`` -> ``Hello Love``)."""
+    return _QUALIFIER.sub("", " ".join(str(title).split())) or " ".join(str(title).split())
+
+
+def _title_pattern(name: str) -> re.Pattern[str]:
+    """A name as it may be written in tokenised text: case-insensitive, any spacing around hyphens, apostrophes
+    and commas (MuSiQue writes ``Person - centered therapy``)."""
+    parts = re.split(r"(\s+|-|,|'|’)", name)
+    pattern = ""
+    for part in parts:
+        if not part:
+            continue
+        if part.isspace():
+            pattern += r"\s+"
+        elif part in "-,'’":
+            pattern += r"\s*" + re.escape(part) + r"\s*"
+        else:
+            pattern += re.escape(part)
+    return re.compile(r"(?<!\w)" + pattern + r"(?!\w)", re.IGNORECASE)
+
+
+def find_mentions(doc: Parse, topic: Topic | None) -> tuple[list[Mention], list[Mention]]:
+    """Every mention in ``doc``, non-overlapping, in text order (see the module docstring for the sources); and the
+    names written inside them (:func:`_inside`)."""
+    found: list[Mention] = []
+    if topic is not None:
+        found += _topic_mentions(doc, topic)
+    found += _quoted(doc)
+    found += [_with_article(doc, m) for m in (*_entities(doc), *_proper_phrases(doc))]
+    kept = _non_overlapping(found, doc.n)
+    return kept, _inside(doc, found, kept)
+
+
+INNER = frozenset({"PERSON", "ORGANIZATION", "LOCATION", "EVENT", "WORK", "LAW", "PRODUCT"})
+"""Types of a recognised name that is also linked to its passage when written inside a longer one."""
+
+
+def _inside(doc: Parse, found: Sequence[Mention], kept: Sequence[Mention]) -> list[Mention]:
+    """Names written inside a longer mention, linked to the passage as entities too (no relation is read off them):
+    a recognised name (``Tokyo`` in "Tokyo International Airport", ``United States`` in "United States Senate") and
+    the proper name a common noun was added to (``Brahmaputra`` in "Brahmaputra valley"). Another passage that
+    names only the shorter thing is then linked to this one."""
+    taken = {(m.start, m.end) for m in kept}
+    out = [
+        m
+        for m in found
+        if m.kind == "ner"
+        and m.label in INNER
+        and (m.start, m.end) not in taken
+        and any(k.start <= m.start and m.end <= k.end for k in kept)
+    ]
+    for k in kept:
+        last = k.end - 1
+        if k.kind == "name" and doc.tag[last] in ("NN", "NNS") and k.end - k.start > 1 and doc.tag[last - 1] in PROPER:
+            out.append(Mention(k.start, last, _text(doc, k.start, last), k.label, "name"))
+    return out
+
+
+def _with_article(doc: Parse, m: Mention) -> Mention:
+    """``by The Beatles``: a capitalised *The* mid-sentence right before a name is part of it."""
+    before = m.start - 1
+    if m.kind in ("ner", "name") and before >= 0 and doc.text[before] == "The" and not doc.is_sent_start(before):
+        return Mention(before, m.end, _text(doc, before, m.end), m.label, m.kind)
+    return m
+
+
+def _topic_mentions(doc: Parse, topic: Topic) -> list[Mention]:
+    out = []
+    for match in _title_pattern(topic.name).finditer(doc.source):
+        span = doc.doc.char_span(match.start(), match.end(), alignment_mode="expand")
+        if span is not None:
+            out.append(Mention(span.start, span.end, topic.name, topic.label or "", "topic"))
+    return out
+
+
+def _opens(doc: Parse, i: int) -> bool:
+    return doc.tag[i] == "``" or (doc.text[i] in OPEN_QUOTES and doc.tag[i] != "''")
+
+
+def _closes(doc: Parse, i: int) -> bool:
+    return doc.tag[i] == "''" or doc.text[i] in CLOSE_QUOTES
+
+
+def _quoted(doc: Parse) -> list[Mention]:
+    """Quoted titles: a capitalised phrase of at most :data:`MAX_QUOTED` tokens between quotes in one sentence."""
+    out = []
+    n = doc.n
+    i = 0
+    while i < n:
+        if not _opens(doc, i):
+            i += 1
+            continue
+        limit = min(n, i + MAX_QUOTED + 2, doc.sent_end(i))
+        j = next((k for k in range(i + 1, limit) if _closes(doc, k)), None)
+        if j is None:
+            i += 1
+            continue
+        start, end = i + 1, j
+        while start < end and doc.punct[start]:
+            start += 1
+        while end > start and doc.punct[end - 1] and doc.text[end - 1] not in "!?":
+            end -= 1
+        if end > start and _title_like(doc, start, end):
+            out.append(Mention(start, end, _text(doc, start, end), "WORK", "quote"))
+        i = j + 1
+    return out
+
+
+def _title_like(doc: Parse, start: int, end: int) -> bool:
+    words = [i for i in range(start, end) if doc.alpha[i] or doc.num[i]]
+    if not words or not (doc.title[words[0]] or doc.upper[words[0]] or doc.num[words[0]]):
+        return False
+    content = [i for i in words if not doc.stop[i]]
+    capitalised = sum(1 for i in content if doc.title[i] or doc.upper[i] or doc.num[i])
+    return not content or capitalised * 2 >= len(content)
+
+
+def _entities(doc: Parse) -> list[Mention]:
+    out = []
+    for ent in doc.doc.ents:
+        label = LABELS.get(ent.label_)
+        if label is None:
+            continue
+        start, end = _trim(doc, ent.start, ent.end)
+        if end <= start or any(doc.masked[start:end]):
+            continue  # a masked code: named from the parse (its type is not the recogniser's guess)
+        if label in VALUES:
+            if label == "DATE" and not any(doc.num[i] or doc.lower[i] in MONTHS for i in range(start, end)):
+                continue  # "monthly", "summer", "the next year": no date written
+            if label == "NUMBER" and not any(doc.num[i] for i in range(start, end)):
+                continue
+            out.append(Mention(start, end, _text(doc, start, end), label, "value"))
+        else:
+            for a, b in _coordinated(doc, start, end, label):
+                a, b = _trim(doc, a, b)
+                if b > a and any(ch.isalpha() for ch in doc.span_text(a, b)):
+                    out.append(Mention(a, b, _text(doc, a, b), label, "ner"))
+    return out
+
+
+def _coordinated(doc: Parse, start: int, end: int, label: str) -> list[tuple[int, int]]:
+    """A recognised span cut at each ``and``/``or`` the parse reads as coordinating two names (``Oswego and
+    Pulaski``); people and places only (``Procter and Gamble`` is one company)."""
+    if label not in SPLIT_AT_AND:
+        return [(start, end)]
+    cuts = [
+        i
+        for i in range(start + 1, end - 1)
+        if doc.tag[i] == "CC" and any(doc.dep[c] == "conj" and start <= c < end for c in doc.children[doc.head[i]])
+    ]
+    bounds = [start, *[x for c in cuts for x in (c, c + 1)], end]
+    return list(zip(bounds[::2], bounds[1::2]))
+
+
+def _trim(doc: Parse, start: int, end: int) -> tuple[int, int]:
+    """Drop a leading article (kept when capitalised mid-sentence: ``by The Beatles``), leading and trailing
+    punctuation, a trailing conjunction and a trailing possessive."""
+    while start < end and doc.punct[start]:
+        start += 1
+    if start < end and doc.lower[start] in ARTICLES and not (doc.text[start] == "The" and not doc.is_sent_start(start)):
+        start += 1
+    while end > start and (doc.tag[end - 1] in ("POS", "CC") or _trailing_punct(doc, end - 1)):
+        end -= 1
+    return start, end
+
+
+def _trailing_punct(doc: Parse, i: int) -> bool:
+    return (doc.punct[i] and doc.text[i] not in (".", "!", "?")) or doc.text[i] in (",", ";", ":")
+
+
+def _proper_phrases(doc: Parse) -> list[Mention]:
+    """Proper-noun phrases: each proper noun that heads its compound chain, with the capitalised words and
+    numbers attached to it on its left, and an ``of``/``for`` complement that is itself a proper noun."""
+    out = []
+    tag, head, dep = doc.tag, doc.head, doc.dep
+    for i in range(doc.n):
+        if tag[i] not in PROPER or (dep[i] == "compound" and head[i] > i and _continues(doc, i)):
+            continue  # not the last word of its name
+        start, end = _trim(doc, _left_edge(doc, i), _right_extension(doc, i))
+        if end <= start or not any(doc.text[k][:1].isupper() for k in range(start, end)):
+            continue
+        if start == i and end == i + 1 and doc.is_sent_start(i) and not doc.ent[i] and doc.dep[i] not in NOMINAL:
+            continue  # a lone capitalised first word that is no noun phrase ("Via the river, ..."): capital only
+        out.append(Mention(start, end, _text(doc, start, end), "", "name"))
+    return out
+
+
+def _continues(doc: Parse, i: int) -> bool:
+    """Whether the proper noun after compound ``i`` carries its name on: its head (``Jan`` -> ``Solovej``) or a
+    sibling compound of the same head (``Project`` and ``Atlas`` in "Project Atlas pilot")."""
+    nxt = i + 1
+    if nxt >= doc.n or doc.tag[nxt] not in PROPER:
+        return False
+    return doc.head[i] == nxt or (doc.dep[nxt] == "compound" and doc.head[nxt] == doc.head[i])
+
+
+def _left_edge(doc: Parse, i: int) -> int:
+    start = i
+    first = doc.sent_start(i)
+    while start > first:
+        prev = start - 1
+        inside = prev < doc.head[prev] <= i or (  # a left part of a name attaches to its right, inside it
+            doc.dep[prev] == "compound" and doc.dep[i] == "compound" and doc.head[prev] == doc.head[i]
+        )
+        if not inside:  # attached outside the name: not a part of it
+            break
+        if doc.tag[prev] in PROPER or (doc.num[prev] and doc.dep[prev] in ("nummod", "compound")):
+            start -= 1
+        elif doc.tag[prev] == "HYPH" and prev - 1 >= first and doc.tag[prev - 1] in PROPER:
+            start -= 1
+        elif doc.tag[prev] == "JJ" and doc.title[prev] and not doc.is_sent_start(prev) and doc.dep[prev] == "amod":
+            start -= 1  # "American Institute": a capitalised adjective inside a name
+        elif doc.title[prev] and doc.dep[prev] == "compound" and doc.is_sent_start(prev):
+            start -= 1  # "Directive 2019-03", "Storage Policy v1": a capitalised first word of the name, tagged a noun
+        else:
+            break
+    return start
+
+
+def _right_extension(doc: Parse, i: int) -> int:
+    """``Institute`` + ``of Physics``, ``Route`` + ``219``, ``Strauss`` + ``II``, ``Harz`` + ``mountains``: the parts
+    a name continues with (a common noun only when the name is definite: not "a Harvard professor")."""
+    sent_end = doc.sent_end(i)
+    end = i + 1
+    if end < sent_end and doc.head[i] == end and doc.dep[i] == "compound" and doc.tag[end] in ("NN", "NNS"):
+        det = doc.kid(end, "det")
+        if det is None or doc.lower[det] in ("the", "this"):
+            return end + 1  # a name with the kind of thing it names: "Ecker valley", "the Data Platform team"
+    while end < sent_end:
+        if doc.num[end] and doc.head[end] == end - 1:
+            end += 1
+            continue
+        if doc.lower[end] in NAME_LINKS and i <= doc.head[end] < end and not _separate(doc, end):
+            k = end + 1
+            if k < sent_end and doc.lower[k] == "the":
+                k += 1
+            if k < sent_end and doc.tag[k] in PROPER:
+                h = k
+                while doc.dep[h] == "compound" and doc.head[h] > h and doc.tag[doc.head[h]] in PROPER:
+                    h = doc.head[h]
+                if doc.head[h] == end:
+                    end = h + 1
+                    continue
+        break
+    return end
+
+
+def _separate(doc: Parse, link: int) -> bool:
+    """Whether the recogniser reads the two sides of ``of`` as two entities (``Guiana Highlands of Venezuela``), not
+    one (``University of Copenhagen``, where ``of`` is inside the entity)."""
+    if doc.ent[link]:
+        return False
+    return any(doc.ent[k] for k in range(link + 1, min(doc.n, link + 3)))
+
+
+def _text(doc: Parse, start: int, end: int) -> str:
+    """A span's words as written, with the tokeniser's spacing around hyphens undone (``Person - centered``)."""
+    text = " ".join(doc.span_text(start, end).split())
+    return re.sub(r"(?<=\w) ?- ?(?=\w)", "-", text)
+
+
+_PRIORITY = {"topic": 0, "quote": 1, "ner": 2, "name": 3, "value": 4}
+
+
+def _non_overlapping(found: Iterable[Mention], size: int) -> list[Mention]:
+    """One mention per token, the longest first; a proper-noun phrase takes the
+    recogniser's type of its head word, and one the recogniser read as a value ("January 1960") stays a value."""
+    found = list(found)
+    labels: dict[int, str] = {}
+    values = {(m.start, m.end): m for m in found if m.kind == "value"}
+    for m in found:
+        if m.kind in ("ner", "value"):
+            for i in range(m.start, m.end):
+                labels.setdefault(i, m.label)
+    people = [(m.start, m.end) for m in found if m.kind == "ner" and m.label == "PERSON"]
+    names = [(m.start, m.end) for m in found if m.kind == "ner"]
+
+    def run_on(m: Mention) -> bool:
+        """A proper-noun phrase that is several recognised names run together (a table flattened into text, "Metzler
+        Bank Frankfurt Germany"), or a person's name with a rank ("Colonel Paul Tibbets" is Paul Tibbets)."""
+        inside = [(a, b) for a, b in names if m.start <= a and b <= m.end]
+        return len(inside) >= 2 or any(span in people for span in inside)
+
+    found = [m for m in found if not (m.kind == "name" and run_on(m))]
+    # the longest first (the topic inside a longer name, "Sims Historical Society Museum", is that name); at equal
+    # length the topic, then a quoted title, then the recogniser's reading
+    ranked = sorted(found, key=lambda m: (-(m.end - m.start), _PRIORITY[m.kind], m.start))
+    taken = [False] * size
+    kept: list[Mention] = []
+    for m in ranked:
+        if any(taken[m.start : m.end]):
+            continue
+        if m.kind == "name" and (m.start, m.end) in values:
+            m = values[(m.start, m.end)]
+        if not m.label:
+            m.label = labels.get(m.end - 1, "")
+        for i in range(m.start, m.end):
+            taken[i] = True
+        kept.append(m)
+    return sorted(kept, key=lambda m: m.start)
+
+
+@dataclass
+class NameTable:
+    """Within one passage, what other names stand for: a surname or given name for the person it belongs to, an
+    acronym for the name it abbreviates. Only unambiguous parts are kept."""
+
+    aliases: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, doc: Parse, mentions: Sequence[Mention]) -> NameTable:
+        parts: dict[str, set[str]] = {}
+        for m in mentions:
+            words = [w for w in m.name.replace(",", " ").split() if w.casefold().strip(".") not in SUFFIXES]
+            if m.label == "PERSON" and len(words) >= 2:
+                for part in (words[0], words[-1]):
+                    if part[:1].isupper() and len(part) > 2:
+                        parts.setdefault(canonical_key(part), set()).add(m.name)
+        aliases = {k: next(iter(v)) for k, v in parts.items() if len(v) == 1}
+        for m in mentions:  # "American Institute of Physics (AIP)"
+            if m.end + 2 < doc.n and doc.text[m.end] == "(" and doc.text[m.end + 2] == ")":
+                short = doc.text[m.end + 1]
+                if short.isupper() and len(short) >= 2 and short == _initials(m.name)[: len(short)]:
+                    aliases[canonical_key(short)] = m.name
+        return cls(aliases)
+
+    def resolve(self, m: Mention) -> str:
+        if m.kind in ("ner", "name") and " " not in m.name.strip():
+            return self.aliases.get(m.key, m.name)
+        return m.name
+
+
+def _initials(name: str) -> str:
+    return "".join(w[0] for w in re.findall(r"[A-Za-z][\w'-]*", name) if w[0].isupper())

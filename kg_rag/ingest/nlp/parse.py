@@ -1,0 +1,178 @@
+"""A parsed passage as plain lists, read once from the spaCy ``Doc``; and the masking of codes before parsing.
+
+Every rule reads tags, dependencies and heads many times; through spaCy's ``Token`` objects each access builds a
+new object, which cost more than the parse the rules read. Here each token is an index into lists.
+
+Codes (``IR-2023-14``, ``Directive 2019-03``, ``EO 14028``) are what policies and filings name things by, and a small
+tagger reads their digits and hyphens as punctuation and numbers, which breaks the parse of the whole sentence
+("supersedes" becomes a plural noun). They are masked before parsing by a capitalised word of the same length
+(``Qxxxxxx``), which the tagger reads as the proper noun a code is, and every text is read back from the original
+at the same offsets.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from kg_rag.model.relation_types import lemma
+
+_CODE = re.compile(
+    r"(?<![\w-])[A-Z][A-Za-z]{0,7}-\d+(?:[-/.]\d+)*(?![\w-])"  # IR-2023-14, POL-7, COVID-19
+    r"|(?<=[A-Za-z] )\d+(?:[-/.]\d+)*(?![\w/-])"  # Directive 2019-03, Release 1.5.2, Statute 2021
+)
+_DESIGNATOR = re.compile(r"([A-Za-z][\w.]*)\s$")
+_NOT_DESIGNATORS = frozenset(
+    """january february march april may june july august september october november december jan feb mar apr jun jul
+    aug sep sept oct nov dec in on at by from to since until before after around about over under between and or of
+    the a an for with during than as per circa nearly approximately some only just almost all every each top than
+    page pages figure table no number""".split()
+)
+
+
+def _listed(text: str, end: int) -> bool:
+    """Whether a plain number is followed by another name or number (``Germany 1690 Barclays England 1692``: a table
+    flattened into text) rather than by running prose (``Statute 2021 revokes ...``)."""
+    rest = text[end : end + 3].lstrip()
+    return bool(rest) and (rest[0].isupper() or rest[0].isdigit())
+
+
+def mask_codes(text: str) -> str:
+    """``text`` with each code replaced by a capitalised word of the same length (see the module docstring); a
+    number after a month or a preposition (``March 2019-03``, ``in 1990-91``) is left alone."""
+
+    def masked(m: re.Match[str]) -> str:
+        word = m.group()
+        if word[0].isdigit():
+            before = _DESIGNATOR.search(text, max(0, m.start() - 30), m.start())
+            designator = before.group(1) if before is not None else ""
+            if (
+                not designator[:1].isupper()
+                or designator.casefold() in _NOT_DESIGNATORS
+                or designator.casefold().endswith("ly")
+                or (
+                    "." not in word
+                    and "-" not in word
+                    and "/" not in word
+                    and (len(word) < 2 or _listed(text, m.end()))
+                )
+            ):
+                return word
+        return "Q" + "x" * (len(word) - 1)
+
+    return _CODE.sub(masked, text) if any(ch.isdigit() for ch in text) else text
+
+
+class Parse:
+    """Token ``i``'s text, lower-cased text, tag, coarse part of speech, dependency label, head index, lemma,
+    recognised-entity type, and flags; ``children[i]`` its dependents in order; ``sents`` the sentences' token
+    ranges; ``sent_of[i]`` the index of its sentence."""
+
+    __slots__ = (
+        "doc",
+        "n",
+        "text",
+        "lower",
+        "tag",
+        "pos",
+        "dep",
+        "head",
+        "ent",
+        "title",
+        "upper",
+        "num",
+        "punct",
+        "alpha",
+        "stop",
+        "idx",
+        "source",
+        "masked",
+        "children",
+        "sents",
+        "sent_of",
+    )
+
+    def __init__(self, doc: Any, source: str | None = None) -> None:
+        """``source``: the text before :func:`mask_codes` (the same length), which every text is read from."""
+        toks = list(doc)
+        self.doc = doc
+        self.n = len(toks)
+        self.source = source if source is not None and len(source) == len(doc.text) else doc.text
+        self.idx = [t.idx for t in toks]
+        if self.source is doc.text:
+            self.text = [t.text for t in toks]
+            self.masked = [False] * self.n
+        else:
+            self.text = [self.source[i : i + len(t.text)] for i, t in zip(self.idx, toks)]
+            self.masked = [a != t.text for a, t in zip(self.text, toks)]
+        self.lower = [t.lower() for t in self.text]
+        self.tag = [t.tag_ for t in toks]
+        self.pos = [t.pos_ for t in toks]
+        self.dep = [t.dep_ for t in toks]
+        self.head = [t.head.i for t in toks]
+        self.ent = [t.ent_type_ for t in toks]
+        self.title = [t.is_title for t in toks]
+        self.upper = [t.is_upper for t in toks]
+        self.num = [t.like_num for t in toks]
+        self.punct = [t.is_punct for t in toks]
+        self.alpha = [t.is_alpha for t in toks]
+        self.stop = [t.is_stop for t in toks]
+        self.children: list[list[int]] = [[] for _ in toks]
+        for i, h in enumerate(self.head):
+            if h != i:
+                self.children[h].append(i)
+        self.sents = [(s.start, s.end) for s in doc.sents]
+        self.sent_of = [0] * self.n
+        for k, (a, b) in enumerate(self.sents):
+            for i in range(a, b):
+                self.sent_of[i] = k
+
+    def lemma(self, i: int) -> str:
+        """The lemma of token ``i`` (simplemma, cached: the pipeline's own lemmatizer is not run)."""
+        return lemma(self.lower[i])
+
+    def kids(self, i: int, *deps: str) -> list[int]:
+        """The dependents of ``i`` with one of ``deps`` (all of them when none is given)."""
+        if not deps:
+            return self.children[i]
+        return [c for c in self.children[i] if self.dep[c] in deps]
+
+    def kid(self, i: int, *deps: str) -> int | None:
+        """The first dependent of ``i`` with one of ``deps``."""
+        for c in self.children[i]:
+            if self.dep[c] in deps:
+                return c
+        return None
+
+    def sent_start(self, i: int) -> int:
+        return self.sents[self.sent_of[i]][0]
+
+    def sent_end(self, i: int) -> int:
+        return self.sents[self.sent_of[i]][1]
+
+    def is_sent_start(self, i: int) -> bool:
+        return self.sent_start(i) == i
+
+    def left_edge(self, i: int) -> int:
+        """The first token of ``i``'s subtree."""
+        edge = i
+        todo = [i]
+        while todo:
+            j = todo.pop()
+            edge = min(edge, j)
+            todo.extend(c for c in self.children[j] if c < j)
+        return edge
+
+    def span_text(self, start: int, end: int) -> str:
+        """The text of tokens ``[start, end)`` as written."""
+        if end <= start:
+            return ""
+        last = end - 1
+        return self.source[self.idx[start] : self.idx[last] + len(self.text[last])]
+
+    def ancestors(self, i: int) -> list[int]:
+        out = []
+        while self.head[i] != i and len(out) < self.n:
+            i = self.head[i]
+            out.append(i)
+        return out

@@ -1,0 +1,117 @@
+"""The NLP extractor as an extractor: the same run and graph model as the LLM path, failures recorded, updates and
+deletes by the same rules, the pipeline loaded by name with one-line errors."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from langchain_core.documents import Document
+
+from kg_rag.errors import ConfigurationError
+from kg_rag.ingest.extract import ExtractionRun, ParsedRelation
+from kg_rag.ingest.nlp import NLPExtractor, load_pipeline, loading
+from kg_rag.ingest.pipeline import index_documents
+from kg_rag.model import Chunk, KnowledgeGraph
+
+TEXT = "Directive 2023-07 was issued by the Operations Board. Directive 2023-07 supersedes Directive 2019-03."
+
+
+def test_extract_returns_the_run_the_llm_path_returns(extractor):
+    chunks = [Chunk("a", TEXT, "d1"), Chunk("b", "Lars Eriksen reports to Priya Nair.", "d2")]
+    run = extractor.extract(chunks)
+    assert isinstance(run, ExtractionRun) and set(run.results) == {"a", "b"} and not run.failures
+    assert run.usage.calls == 0  # no chat model
+    rel = next(r for r in run.results["a"].relations if r.target == "Directive 2019-03")
+    assert isinstance(rel, ParsedRelation) and rel.type == "SUPERSEDES" and rel.predicate == "supersedes"
+    assert rel.evidence == "Directive 2023-07 supersedes Directive 2019-03."
+
+
+def test_a_chunk_that_fails_is_recorded_not_raised(extractor, monkeypatch):
+    from kg_rag.ingest.nlp import extractor as module
+
+    real = module.read_passage
+
+    def flaky(doc, title, source=None, **kw):
+        if "boom" in doc.text:
+            raise RuntimeError("odd parse")
+        return real(doc, title, source, **kw)
+
+    monkeypatch.setattr(module, "read_passage", flaky)
+    run = extractor.extract([Chunk("ok", TEXT, "d"), Chunk("bad", "boom goes the parser.", "d")])
+    assert set(run.results) == {"ok"} and isinstance(run.failures["bad"], RuntimeError)
+
+
+def test_aextract_and_parse(extractor):
+    run = asyncio.run(extractor.aextract([Chunk("a", TEXT, "d")]))
+    assert run.results["a"].relations
+    assert extractor.parse("Lars Eriksen reports to Priya Nair.").relations[0].type == "REPORTS_TO"
+
+
+def test_workers_parse_in_processes_to_the_same_result(extractor):
+    chunks = [Chunk(str(i), f"{TEXT} Team {i} reports to Priya Nair.", "d") for i in range(6)]
+    one = extractor.extract(chunks)
+    two = NLPExtractor(extractor.nlp, workers=2, batch_size=2).extract(chunks)
+    assert {k: v.model_dump(serialize_as_any=True) for k, v in one.results.items()} == {
+        k: v.model_dump(serialize_as_any=True) for k, v in two.results.items()
+    }
+
+
+def test_the_graph_model_of_the_llm_path(extractor):
+    kg = KnowledgeGraph()
+    docs = [Document(TEXT, metadata={"doc_id": "policies/d.md", "source": "d.md", "title": "Remote work"})]
+    changes = index_documents(kg, docs, extractor=extractor)
+    assert changes.added == ["policies/d.md"] and changes.chunks_extracted == 1
+    [rel] = kg.find_relations("Directive 2023-07", "Directive 2019-03")
+    assert rel.relation_type == "SUPERSEDES" and rel.predicate == "supersedes"
+    assert rel.evidence[0].quote == "Directive 2023-07 supersedes Directive 2019-03."
+    assert rel.evidence[0].chunk_id and rel.evidence[0].doc_id == "policies/d.md"
+    assert kg.get_entity("Operations Board").entity_type == "ORGANIZATION"
+    assert kg.docs["policies/d.md"].metadata["schema"] == extractor.schema.key()
+    # unchanged: nothing extracted again; changed: replaced; gone with sync: deleted
+    assert index_documents(kg, docs, extractor=extractor).unchanged == ["policies/d.md"]
+    edited = [Document("Lars Eriksen reports to Maria Chen.", metadata={"doc_id": "policies/d.md", "source": "d.md"})]
+    assert index_documents(kg, edited, extractor=extractor).replaced == ["policies/d.md"]
+    assert not kg.find_relations("Directive 2023-07", "Directive 2019-03")
+    assert kg.find_relations("Lars Eriksen", "Maria Chen")
+    other = [Document("Maria Chen chairs the Operations Board.", metadata={"doc_id": "other.md", "source": "o.md"})]
+    assert index_documents(kg, other, extractor=extractor, sync=True).removed == ["policies/d.md"]
+    assert not kg.find_relations("Lars Eriksen", "Maria Chen")
+
+
+def test_another_extractor_re_extracts(extractor):
+    """An index extracted by a chat model, then indexed with --extractor nlp, is extracted again (and back)."""
+    kg = KnowledgeGraph()
+    docs = [Document(TEXT, metadata={"doc_id": "d", "source": "d.md"})]
+    index_documents(kg, docs)  # chunks only
+    assert index_documents(kg, docs, extractor=extractor).replaced == ["d"]
+    assert extractor.schema.key().startswith("nlp:")
+
+
+def test_a_missing_pipeline_is_one_line_naming_the_install(monkeypatch):
+    with pytest.raises(ConfigurationError) as exc:
+        load_pipeline("en_core_web_nonexistent")
+    message = str(exc.value)
+    assert "en_core_web_nonexistent" in message and "pip install 'kg-rag[nlp]'" in message and "\n" not in message
+    monkeypatch.setattr(loading.importlib.util, "find_spec", lambda name: None)
+    loading.load_pipeline.cache_clear()
+    try:
+        with pytest.raises(
+            ConfigurationError, match=r"needs spaCy, which is not installed: pip install 'kg-rag\[nlp\]'"
+        ):
+            load_pipeline("anything")
+    finally:
+        loading.load_pipeline.cache_clear()
+
+
+def test_the_pipeline_is_chosen_by_name_then_environment_then_default(monkeypatch):
+    monkeypatch.setenv("KG_RAG_SPACY_MODEL", "my_pipeline")
+    assert loading.pipeline_name("given") == "given" and loading.pipeline_name() == "my_pipeline"
+    monkeypatch.delenv("KG_RAG_SPACY_MODEL")
+    assert loading.pipeline_name() in loading.DEFAULT_PIPELINES
+
+
+def test_bad_settings_are_refused(extractor):
+    for kwargs in ({"batch_size": 0}, {"workers": 0}, {"workers": True}):
+        with pytest.raises(ConfigurationError):
+            NLPExtractor(extractor.nlp, **kwargs)

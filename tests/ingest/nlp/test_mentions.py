@@ -1,0 +1,104 @@
+"""Names: what the extractor takes for entities, and one name per thing (the lever for ranking)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kg_rag.ingest.extract import ExtractedEntity, ExtractionResult, ParsedRelation
+from kg_rag.ingest.nlp.extractor import harmonise
+from kg_rag.ingest.nlp.mentions import title_name
+from kg_rag.ingest.nlp.parse import mask_codes
+
+
+def names(result):
+    return {e.name for e in result.entities}
+
+
+@pytest.mark.parametrize(
+    "text, wanted",
+    [
+        ('Life After Beth is a film. "Life After Beth" premiered at Sundance.', {"Life After Beth"}),  # quoted title
+        ("The road joins U.S. Route 219 near Elkins.", {"U.S. Route 219"}),  # a name with its number, not cut
+        ("The 1924 Winter Olympics were held in Chamonix.", {"1924 Winter Olympics", "Chamonix"}),
+        ("The University of Copenhagen hired him.", {"University of Copenhagen"}),  # "of" inside one entity
+        ("It rises in the Guiana Highlands of Venezuela.", {"Guiana Highlands", "Venezuela"}),  # two entities
+        ("The walk starts in the Ecker valley.", {"Ecker valley"}),  # a place name with its kind
+        ("Memphis is the state's largest city.", {"Memphis"}),  # a first word that is a name
+        ("Larry Page and Sergey Brin met at Stanford.", {"Larry Page", "Sergey Brin"}),  # a list is not one name
+        ("The pilot was Colonel Paul Tibbets.", {"Paul Tibbets"}),  # a person's name, not the rank
+        ("The album was released by The Beatles in 1969.", {"The Beatles"}),  # the article that is part of a name
+        ("Directive 2023-07 supersedes Directive 2019-03.", {"Directive 2023-07", "Directive 2019-03"}),
+    ],
+)
+def test_names(extractor, text, wanted):
+    got = names(extractor.parse(text))
+    assert wanted <= got, f"missing {wanted - got}; got {got}"
+
+
+def test_names_inside_a_longer_name_are_linked_too(extractor):
+    got = names(extractor.parse("The plane landed in the Brahmaputra valley."))
+    assert {"Brahmaputra valley", "Brahmaputra"} <= got
+    got = names(extractor.parse("Wind power in the United States grew quickly.", "Wind power in the United States"))
+    assert {"Wind power in the United States", "United States"} <= got
+
+
+def test_recognised_names_run_together_are_not_one_name(extractor):
+    got = names(extractor.parse("Bank Founded Metzler Bank Frankfurt Germany 1690 Barclays England 1692"))
+    assert not any("Frankfurt" in n and "Barclays" in n for n in got)
+
+
+def test_a_surname_or_an_acronym_names_the_full_entity(extractor):
+    result = extractor.parse(
+        "Hank Snow was a singer. Snow moved to Nashville in 1949. "
+        "The American Institute of Physics (AIP) publishes it. AIP is based in Maryland."
+    )
+    got = {(r.source, r.target) for r in result.relations}
+    assert ("Hank Snow", "Nashville") in got and ("American Institute of Physics", "Maryland") in got
+    assert not {"Snow", "AIP"} & names(result)
+
+
+def test_the_topic_is_named_as_the_text_writes_it(extractor):
+    assert title_name("Hello Love (song)", '"Hello Love" is a 1974 single.') == "Hello Love"
+    assert title_name("Johnnycake, West Virginia", "Johnnycake is a community.") == "Johnnycake"
+    assert title_name("Person-centered therapy", "Person - centered therapy is a form.") == "Person-centered therapy"
+    assert title_name("Organisation chart: engineering", "Priya Nair reports to Daniel Okafor.") is None
+    result = extractor.parse("It was built in 1936.", "Linville Falls Tavern")
+    assert "Linville Falls Tavern" not in names(result)  # a heading the text never writes names no entity
+
+
+def test_a_corpus_title_is_the_topic_even_unwritten(extractor):
+    from kg_rag.model import Chunk
+
+    chunk = Chunk(
+        "c", "It was built in 1936 and restored in 1990.", "c", {"title": "Linville Falls Tavern", "titled": True}
+    )
+    result = extractor.extract([chunk]).results["c"]
+    assert ("Linville Falls Tavern", "BUILT_IN", "1936") in {(r.source, r.type, r.target) for r in result.relations}
+
+
+def test_codes_are_masked_at_the_same_length():
+    text = "Incident IR-2023-14 and Directive 2019-03 in March 2019-03; in 1990-91, EO 14028 and Release 1.5.2."
+    masked = mask_codes(text)
+    assert len(masked) == len(text)
+    assert "IR-2023-14" not in masked and "2019-03 in" not in masked and "14028" not in masked
+    assert "March 2019-03" in masked and "in 1990-91" in masked  # a date after a month, a range after "in"
+
+
+def test_harmonise_gives_one_name_and_one_type_per_thing():
+    """The form most passages write wins: two write "The Beatles", one "Beatles"; one title's "The United States"
+    does not turn every "United States" into it."""
+    c = ExtractionResult(entities=[ExtractedEntity(name="The Beatles"), ExtractedEntity(name="The United States")])
+    d = ExtractionResult(entities=[ExtractedEntity(name="United States")])
+    e = ExtractionResult(entities=[ExtractedEntity(name="United States")])
+    a = ExtractionResult(
+        entities=[ExtractedEntity(name="The Beatles", type="GROUP")],
+        relations=[ParsedRelation(source="John Lennon", target="The Beatles", predicate="joined")],
+    )
+    b = ExtractionResult(
+        entities=[ExtractedEntity(name="Beatles", type="ORGANIZATION"), ExtractedEntity(name="Beatles", type="GROUP")],
+        relations=[ParsedRelation(source="Beatles", target="Liverpool", predicate="formed in")],
+    )
+    harmonise([a, b, c, d, e])
+    assert {x.name for x in b.entities} == {"The Beatles"} and b.relations[0].source == "The Beatles"
+    assert {x.type for x in a.entities + b.entities} == {"GROUP"}
+    assert {x.name for x in c.entities} == {"The Beatles", "United States"}

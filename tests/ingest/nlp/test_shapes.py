@@ -1,0 +1,242 @@
+"""The sentence shapes the NLP extractor reads, each with the directed triples it must give (source -[TYPE]->
+target, exactly as the sentence says it) and, where a wrong reading is easy, the triple it must not give."""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import triples
+
+SHAPES = [
+    # (shape, title, text, expected triples, forbidden triples)
+    (
+        "active verb",
+        None,
+        "Jane Smith founded Acme Corporation.",
+        {("Jane Smith", "FOUNDED", "Acme Corporation")},
+        {("Acme Corporation", "FOUNDED", "Jane Smith")},
+    ),
+    (
+        "passive keeps its agent marker",
+        None,
+        "Acme Corporation was founded by Jane Smith in 1990.",
+        {("Acme Corporation", "FOUNDED_BY", "Jane Smith"), ("Acme Corporation", "FOUNDED_IN", "1990")},
+        {("Acme Corporation", "FOUNDED", "Jane Smith"), ("Jane Smith", "FOUNDED_BY", "Acme Corporation")},
+    ),
+    (
+        "passive of a curated type",
+        None,
+        "Directive 2019-03 was superseded by Directive 2023-07.",
+        {("Directive 2019-03", "SUPERSEDED_BY", "Directive 2023-07")},
+        {("Directive 2019-03", "SUPERSEDES", "Directive 2023-07")},
+    ),
+    (
+        "codes in names",
+        None,
+        "Incident IR-2023-14 caused Decision CAB-2023-31.",
+        {("Incident IR-2023-14", "CAUSED", "Decision CAB-2023-31")},
+        set(),
+    ),
+    (
+        "phrasal verb with preposition",
+        None,
+        "Lars Eriksen reports to Priya Nair.",
+        {("Lars Eriksen", "REPORTS_TO", "Priya Nair")},
+        {("Priya Nair", "REPORTS_TO", "Lars Eriksen")},
+    ),
+    (
+        "apposition with a relational noun",
+        None,
+        "Jan Solovej, the editor of the Journal of Physics, lives in Oslo.",
+        {("Jan Solovej", "EDITOR_OF", "Journal of Physics"), ("Jan Solovej", "LIVES_IN", "Oslo")},
+        set(),
+    ),
+    (
+        "copula with a relational noun",
+        None,
+        "Nashville is the capital of Tennessee.",
+        {("Nashville", "CAPITAL_OF", "Tennessee")},
+        {("Tennessee", "CAPITAL_OF", "Nashville")},
+    ),
+    (
+        "copula with an adjective",
+        None,
+        "Lake Geneva is adjacent to Lausanne.",
+        {("Lake Geneva", "ADJACENT_TO", "Lausanne")},
+        set(),
+    ),
+    (
+        "relative clause, subject",
+        None,
+        "Publix was founded by George Jenkins, who also founded Jenkins Group.",
+        {("Publix", "FOUNDED_BY", "George Jenkins"), ("George Jenkins", "FOUNDED", "Jenkins Group")},
+        set(),
+    ),
+    (
+        "relative clause, object",
+        "Hello Love (song)",
+        "Hello Love is a song which Hank Snow recorded.",
+        {("Hank Snow", "RECORDED", "Hello Love")},
+        {("Hello Love", "RECORDED", "Hank Snow")},
+    ),
+    (
+        "reduced relative clause",
+        None,
+        "Aschenbrödel is a ballet written by Johann Strauss II.",
+        {("Aschenbrödel", "WRITTEN_BY", "Johann Strauss II")},
+        {("Johann Strauss II", "WRITTEN_BY", "Aschenbrödel")},
+    ),
+    (
+        "coordinated subjects",
+        None,
+        "Larry Page and Sergey Brin founded Google.",
+        {("Larry Page", "FOUNDED", "Google"), ("Sergey Brin", "FOUNDED", "Google")},
+        set(),
+    ),
+    (
+        "coordinated objects",
+        None,
+        "The Danube flows through Austria and Hungary.",
+        {("Danube", "FLOWS_THROUGH", "Austria"), ("Danube", "FLOWS_THROUGH", "Hungary")},
+        set(),
+    ),
+    (
+        "coordinated verbs share the subject",
+        None,
+        "Hank Snow was born in Brooklyn and died in Madison.",
+        {("Hank Snow", "BORN_IN", "Brooklyn"), ("Hank Snow", "DIED_IN", "Madison")},
+        set(),
+    ),
+    (
+        "coordinated verbs share the agent",
+        "Your Love Is a Song",
+        '"Your Love Is a Song" was written and recorded by Switchfoot.',
+        {("Your Love Is a Song", "WRITTEN_BY", "Switchfoot"), ("Your Love Is a Song", "RECORDED_BY", "Switchfoot")},
+        set(),
+    ),
+    (
+        "possessive with apposition",
+        None,
+        "Canada's capital, Ottawa, lies on the Ottawa River.",
+        {("Canada", "HAS_CAPITAL", "Ottawa"), ("Ottawa", "LIES_ON", "Ottawa River")},
+        {("Ottawa", "CAPITAL", "Canada")},
+    ),
+    (
+        "role with a possessor",
+        None,
+        "Hassan Gouled Aptidon served as Djibouti's first president.",
+        {("Hassan Gouled Aptidon", "PRESIDENT_OF", "Djibouti")},
+        set(),
+    ),
+    (
+        "lifespan in brackets",
+        None,
+        "Scott Young (April 14, 1918 – June 12, 2005) was a Canadian journalist.",
+        {("Scott Young", "BORN_ON", "April 14, 1918"), ("Scott Young", "DIED_ON", "June 12, 2005")},
+        set(),
+    ),
+    (
+        "born on and in",
+        None,
+        "Marie Curie was born on 7 November 1867 in Warsaw.",
+        {("Marie Curie", "BORN_ON", "7 November 1867"), ("Marie Curie", "BORN_IN", "Warsaw")},
+        set(),
+    ),
+    (
+        "pronoun refers back",
+        None,
+        "Hank Snow moved to Nashville. He recorded for RCA Victor.",
+        {("Hank Snow", "MOVED_TO", "Nashville"), ("Hank Snow", "RECORDED_FOR", "RCA Victor")},
+        set(),
+    ),
+    (
+        "description of the topic",
+        "Hello Love (song)",
+        "Hello Love is a 1974 single by Hank Snow. The single reached the charts in Canada.",
+        {("Hello Love", "SINGLE_BY", "Hank Snow")},
+        set(),
+    ),
+    (
+        "participle clause",
+        None,
+        "Founded in 1930 by George Jenkins, Publix is a supermarket chain.",
+        {("Publix", "FOUNDED_BY", "George Jenkins"), ("Publix", "FOUNDED_IN", "1930")},
+        set(),
+    ),
+    (
+        "inverted passive",
+        None,
+        "Located in Paris is the Louvre Museum.",
+        {("Louvre Museum", "LOCATED_IN", "Paris")},
+        {("Paris", "LOCATED_IN", "Louvre Museum")},
+    ),
+    (
+        "list after a colon",
+        None,
+        "The Beatles had four members: John Lennon, Paul McCartney, George Harrison and Ringo Starr.",
+        {("Beatles", "HAD_MEMBERS", m) for m in ("John Lennon", "Paul McCartney", "George Harrison", "Ringo Starr")},
+        set(),
+    ),
+    (
+        "town and state",
+        None,
+        "Hank Snow was born in Nashville, Tennessee.",
+        {("Hank Snow", "BORN_IN", "Nashville"), ("Nashville", "LOCATED_IN", "Tennessee")},
+        {("Tennessee", "LOCATED_IN", "Nashville")},
+    ),
+    (
+        "negation kept",
+        None,
+        "Iowa did not join the Confederacy.",
+        {("Iowa", "NOT_JOIN", "Confederacy")},
+        {("Iowa", "JOIN", "Confederacy")},
+    ),
+    (
+        "also known as",
+        None,
+        "Publix Super Markets, commonly known as Publix, is a supermarket chain.",
+        {("Publix Super Markets", "KNOWN_AS", "Publix")},
+        set(),
+    ),
+    (
+        "quantity as a value",
+        None,
+        "Kansas is divided into 4 congressional districts.",
+        {("Kansas", "DIVIDED_INTO", "4 congressional districts")},
+        set(),
+    ),
+    (
+        "attribute of the topic",
+        "Tennessee",
+        "Tennessee is a state in the United States. The capital is Nashville.",
+        {("Tennessee", "STATE_IN", "United States"), ("Tennessee", "HAS_CAPITAL", "Nashville")},
+        set(),
+    ),
+]
+
+
+@pytest.mark.parametrize("shape, title, text, expected, forbidden", SHAPES, ids=[s[0] for s in SHAPES])
+def test_sentence_shapes(extractor, shape, title, text, expected, forbidden):
+    got = triples(extractor.parse(text, title))
+    assert expected <= got, f"{shape}: missing {expected - got}; got {got}"
+    assert not (forbidden & got), f"{shape}: read backwards {forbidden & got}"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The cemetery grounds were assigned to the church.",  # two generic noun phrases: nothing to follow
+        "Via the Red River, the Turtle River is part of the watershed.",  # a fronted phrase is circumstance
+    ],
+)
+def test_no_row_between_generic_phrases(extractor, text):
+    assert not extractor.parse(text).relations
+
+
+def test_every_relation_keeps_its_predicate_sentence_and_confidence(extractor):
+    result = extractor.parse("Hank Snow moved to Nashville. He recorded for RCA Victor.")
+    by_pair = {(r.source, r.target): r for r in result.relations}
+    moved = by_pair[("Hank Snow", "Nashville")]
+    assert moved.predicate == "moved to" and moved.evidence == "Hank Snow moved to Nashville."
+    assert moved.confidence == 1.0
+    assert by_pair[("Hank Snow", "RCA Victor")].confidence < 1.0  # reached through "He"
