@@ -120,16 +120,24 @@ def _types_agree(a: str, b: str) -> bool:
     return a == b or DEFAULT_ENTITY_TYPE in (a, b)
 
 
-def find_candidates(index: GraphIndex, resolution: Resolution | None = None) -> list[Candidate]:
-    """The merges the name rules propose and the evidence supports (not yet applied), in a stable order."""
+def find_candidates(index: GraphIndex, resolution: Resolution | None = None, embeddings: Any = None) -> list[Candidate]:
+    """The merges the name rules propose and the evidence supports (not yet applied), in a stable order.
+
+    With ``embeddings`` the similarity is of the names themselves (``name [TYPE]``), not of the index's entity
+    vectors, which also embed every description: an entity met in many passages gathers many descriptions
+    (300 for *United States* in an NLP graph), and its vector drifts from its name while a one-passage spelling's
+    does not."""
     kg = index.kg
     nodes = kg.graph.nodes
     keys = [k for k in nodes if k in index.entities.position]
     name = {k: nodes[k]["name"] for k in keys}
     vectors = index.entities
     position = vectors.position
+    named: dict[str, np.ndarray] = {}
 
     def similarity(a: str, b: str) -> float:
+        if embeddings is not None:
+            return float(np.dot(named[a], named[b]))
         return float(np.dot(vectors.vectors[position[a]], vectors.vectors[position[b]]))
 
     proposals: list[tuple[str, str, str]] = []
@@ -156,6 +164,12 @@ def find_candidates(index: GraphIndex, resolution: Resolution | None = None) -> 
         expansions = [e for e in by_initials.get(letters, []) if letters not in name[e].split()]  # not "GE Energy"
         if expansions:
             proposals += [(k, e, "acronym") for k in group for e in expansions]
+    if embeddings is not None and proposals:
+        involved = sorted({k for key, into, _ in proposals for k in (key, into)})
+        texts = [_name_text(name[k], nodes[k]["entity_type"]) for k in involved]
+        found = np.asarray(embeddings.embed_documents(texts), dtype=np.float32)
+        found /= np.maximum(np.linalg.norm(found, axis=1, keepdims=True), 1e-12)
+        named.update(zip(involved, found))
     out: list[Candidate] = []
     resolution = resolution or Resolution()
     acronym_best: dict[str, list[Candidate]] = {}
@@ -186,6 +200,11 @@ def find_candidates(index: GraphIndex, resolution: Resolution | None = None) -> 
     return sorted(out, key=lambda c: (c.key, c.into))
 
 
+def _name_text(name: str, entity_type: str) -> str:
+    """An entity's name as the index embeds it, without its descriptions."""
+    return name if entity_type == DEFAULT_ENTITY_TYPE else f"{name} [{entity_type}]"
+
+
 def _canonical_of(group: Iterable[str], kg) -> str:
     """The name a group of spellings keeps: not an acronym, no leading article, the most mentioned."""
     nodes = kg.graph.nodes
@@ -203,7 +222,9 @@ def _canonical_of(group: Iterable[str], kg) -> str:
     return min(group, key=rank)
 
 
-def resolve_entities(index: GraphIndex, resolution: Resolution, *, auto: bool = True) -> dict[str, int]:
+def resolve_entities(
+    index: GraphIndex, resolution: Resolution, *, auto: bool = True, embeddings: Any = None
+) -> dict[str, int]:
     """Resolve ``index.kg``: the merges recorded by hand first, then (``auto``) the spelling variants the evidence
     supports, never two entities kept apart. Every merge is recorded in ``resolution``. The index's vectors are then
     stale (call :meth:`GraphIndex.refresh`). Returns ``{"manual", "auto"}`` counts of entities merged away."""
@@ -217,7 +238,7 @@ def resolve_entities(index: GraphIndex, resolution: Resolution, *, auto: bool = 
         resolution.record(m)
     if not auto:
         return {"manual": done_manual, "auto": 0}
-    candidates = find_candidates(index, resolution)
+    candidates = find_candidates(index, resolution, embeddings)
     group_of: dict[str, str] = {}
     members: dict[str, list[str]] = {}
     rules: dict[str, str] = {}
@@ -259,7 +280,7 @@ def resolve_index(
     none) and, with ``auto``, the spelling variants the evidence supports; the record goes to the index's ingest
     report and the vectors of what changed are embedded again. Returns the resolved index and the counts."""
     resolution = Resolution.from_dict(decisions.to_dict()) if decisions is not None else Resolution()
-    counts = resolve_entities(index, resolution, auto=auto)
+    counts = resolve_entities(index, resolution, auto=auto, embeddings=embeddings)
     index.report.resolution = resolution
     if counts["manual"] or counts["auto"]:
         index = index.refresh(embeddings, progress=progress)

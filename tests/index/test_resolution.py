@@ -126,3 +126,16 @@ def test_decisions_by_hand_come_first_and_hold_against_the_evidence():
     assert counts["manual"] == 1 and "canada" not in index.kg.graph
     assert index.report.resolution.merges["canada"].manual  # recorded with the index
     assert not index.stale  # the vectors follow the merged graph
+
+
+def test_names_are_compared_not_the_descriptions_an_entity_gathered():
+    """An entity met in many passages gathers descriptions its vector also embeds; a spelling of it must still
+    be compared with its name (``resolve_index`` passes its embeddings)."""
+    emb = ConceptEmbeddings(dict.fromkeys(["United States", "US"], "usa"))
+    kg = _graph(["United States", "US"])
+    kg.add_entity("United States", description="a two-party system", chunk_id="c0")
+    index = build_index(kg, emb)
+    assert not find_candidates(index)  # the index's vector of "United States" holds its description too
+    assert [(c.key, c.into) for c in find_candidates(index, None, emb)] == [("us", "united states")]
+    index, counts = resolve_index(index, emb)
+    assert counts["auto"] == 1 and "us" not in index.kg.graph

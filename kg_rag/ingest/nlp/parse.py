@@ -114,7 +114,9 @@ class Parse:
         self.title = [t.is_title for t in toks]
         self.upper = [t.is_upper for t in toks]
         self.num = [t.like_num for t in toks]
-        self.punct = [t.is_punct for t in toks]
+        # a quote mark is punctuation, the backtick pair of LaTeX-style quotes (``Roman Peace '') too: spaCy tags
+        # a backtick as an opening quote but does not call it punctuation, and names would start with it
+        self.punct = [t.is_punct or t.tag_ in ("``", "''") for t in toks]
         self.alpha = [t.is_alpha for t in toks]
         self.stop = [t.is_stop for t in toks]
         self.children: list[list[int]] = [[] for _ in toks]

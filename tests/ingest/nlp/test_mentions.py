@@ -28,11 +28,17 @@ def names(result):
         ("The pilot was Colonel Paul Tibbets.", {"Paul Tibbets"}),  # a person's name, not the rank
         ("The album was released by The Beatles in 1969.", {"The Beatles"}),  # the article that is part of a name
         ("Directive 2023-07 supersedes Directive 2019-03.", {"Directive 2023-07", "Directive 2019-03"}),
+        ("It is known as the Pax Romana, or ``Roman Peace ''.", {"Roman Peace"}),  # LaTeX-style quotes
     ],
 )
 def test_names(extractor, text, wanted):
     got = names(extractor.parse(text))
     assert wanted <= got, f"missing {wanted - got}; got {got}"
+
+
+def test_no_name_keeps_a_quote_mark(extractor):
+    got = names(extractor.parse("He starred in ``Big Brother ''`` Licensed to Drill'' and `Red' in 1981."))
+    assert got and not any(n[:1] in "`'\"" or n[-1:] in "`'\"" for n in got), got
 
 
 def test_names_inside_a_longer_name_are_linked_too(extractor):
