@@ -39,14 +39,14 @@ from kg_rag.ingest.nlp.mentions import (
     find_mentions,
     title_name,
 )
-from kg_rag.ingest.nlp.parse import Parse, mask_codes
+from kg_rag.ingest.nlp.parse import Parse, mask_codes, unwrap_lines
 from kg_rag.model import Chunk
 from kg_rag.model.relation_types import RelationTyper
 from kg_rag.model.schema import DEFAULT_ENTITY_TYPE, DEFAULT_RELATION_PATTERNS, RELATED, canonical_key
 
 logger = logging.getLogger(__name__)
 
-RULES_VERSION = 1
+RULES_VERSION = 2
 """Bumped when the rules change what is extracted, so documents extracted under older rules are extracted again."""
 MAX_CHARS = 200_000
 """Longest chunk text parsed whole; a longer one (a corpus passage nobody split) is parsed up to here."""
@@ -115,7 +115,9 @@ class NLPExtractor:
 
         run = ExtractionRun()
         texts = [_parsable(c.text) for c in chunks]
-        docs = self.nlp.pipe(map(mask_codes, texts), batch_size=self.batch_size, n_process=self.workers)
+        docs = self.nlp.pipe(
+            (mask_codes(unwrap_lines(t)) for t in texts), batch_size=self.batch_size, n_process=self.workers
+        )
         with tqdm(total=len(chunks), desc="extracting (nlp)", unit="chunk", disable=not progress) as bar:
             for chunk, text, doc in zip(chunks, texts, docs):
                 try:

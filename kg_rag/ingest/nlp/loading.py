@@ -39,6 +39,25 @@ def pipeline_name(name: str | None = None) -> str:
     return DEFAULT_PIPELINES[0]
 
 
+BREAKS = "kg_rag_line_breaks"
+"""The component (before the parser) that ends a sentence where the layout does."""
+
+
+def line_breaks(doc: Any) -> Any:
+    """End a sentence at every line break the text still holds: a paragraph break, the end of a Markdown heading,
+    a list item or a table row. The parser would otherwise read ``# Storage policy`` and the paragraph under it as
+    one sentence and lose its relations. Line breaks inside a paragraph were read as spaces before parsing
+    (:func:`kg_rag.ingest.nlp.parse.unwrap_lines`)."""
+    for i, tok in enumerate(doc[:-1]):
+        space = tok.text if tok.is_space else tok.whitespace_
+        if "\n" in space:
+            nxt = i + 1
+            while nxt < len(doc) - 1 and doc[nxt].is_space:
+                nxt += 1
+            doc[nxt].is_sent_start = True
+    return doc
+
+
 @lru_cache(maxsize=4)
 def load_pipeline(name: str | None = None) -> Any:
     """The spaCy ``Language`` for ``name`` (see :func:`pipeline_name`), loaded once per process.
@@ -66,8 +85,17 @@ def load_pipeline(name: str | None = None) -> Any:
     unused = [c for c in nlp.pipe_names if c not in NEEDED]
     if unused:
         nlp.select_pipes(disable=unused)
+    _register()
+    nlp.add_pipe(BREAKS, before="parser")
     logger.info("spaCy pipeline %s %s loaded", chosen, nlp.meta.get("version", "?"))
     return nlp
+
+
+def _register() -> None:
+    from spacy.language import Language
+
+    if not Language.has_factory(BREAKS):
+        Language.component(BREAKS, func=line_breaks)
 
 
 def pipeline_id(nlp: Any) -> str:

@@ -63,6 +63,28 @@ def mask_codes(text: str) -> str:
     return _CODE.sub(masked, text) if any(ch.isdigit() for ch in text) else text
 
 
+_LINE_BREAK = re.compile(r"(?<=[^\n])\n(?=[^\n])")
+_LIST_ITEM = re.compile(r"\s*(?:[-*+\u2022|]|\d{1,3}[.)])\s")
+
+
+def unwrap_lines(text: str) -> str:
+    """``text`` with each line break inside a paragraph read as a space (the same length): hard-wrapped text and a
+    PDF's lines are one sentence across lines, and a line break left in it breaks the parse. A break after a
+    Markdown heading, before a list item or a table row, and a paragraph break (a blank line) stay, and the
+    pipeline ends a sentence there (:func:`kg_rag.ingest.nlp.loading.line_breaks`)."""
+    if "\n" not in text:
+        return text
+
+    def joined(m: re.Match[str]) -> str:
+        start = text.rfind("\n", 0, m.start()) + 1
+        line = text[start : m.start()]
+        if line.lstrip().startswith(("#", "|")) or _LIST_ITEM.match(text, m.end()):
+            return "\n"
+        return " "
+
+    return _LINE_BREAK.sub(joined, text)
+
+
 class Parse:
     """Token ``i``'s text, lower-cased text, tag, coarse part of speech, dependency label, head index, lemma,
     recognised-entity type, and flags; ``children[i]`` its dependents in order; ``sents`` the sentences' token

@@ -49,12 +49,37 @@ def test_aextract_and_parse(extractor):
 
 
 def test_workers_parse_in_processes_to_the_same_result(extractor):
-    chunks = [Chunk(str(i), f"{TEXT} Team {i} reports to Priya Nair.", "d") for i in range(6)]
+    chunks = [Chunk(str(i), f"# Team {i}\n\n{TEXT} Team {i} reports\nto Priya Nair.", "d") for i in range(6)]
     one = extractor.extract(chunks)
     two = NLPExtractor(extractor.nlp, workers=2, batch_size=2).extract(chunks)
     assert {k: v.model_dump(serialize_as_any=True) for k, v in one.results.items()} == {
         k: v.model_dump(serialize_as_any=True) for k, v in two.results.items()
     }
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "# Storage policy\n\nDirective 2023-07 supersedes Directive 2019-03.",  # a Markdown heading, a blank line
+        "# Storage policy\nDirective 2023-07 supersedes Directive 2019-03.",  # a heading right above its text
+        "Storage policy\n\nDirective 2023-07 supersedes Directive 2019-03.",  # a title line, a paragraph break
+        "Directive 2023-07 supersedes\nDirective 2019-03.",  # a line break inside a sentence (hard-wrapped, a PDF)
+        "Changes:\n- Directive 2023-07 supersedes Directive 2019-03.\n- Lars Eriksen reports to Priya Nair.",
+    ],
+)
+def test_the_layout_ends_sentences_where_it_should_and_only_there(extractor, text):
+    from .conftest import triples
+
+    assert ("Directive 2023-07", "SUPERSEDES", "Directive 2019-03") in triples(extractor.parse(text))
+
+
+def test_unwrap_lines_keeps_the_length_headings_lists_and_paragraphs():
+    from kg_rag.ingest.nlp.parse import unwrap_lines
+
+    text = "# Title\nA line\nwrapped here.\n\n- one\n- two\n| a | b |\n| c | d |"
+    out = unwrap_lines(text)
+    assert len(out) == len(text)
+    assert out == "# Title\nA line wrapped here.\n\n- one\n- two\n| a | b |\n| c | d |"
 
 
 def test_the_graph_model_of_the_llm_path(extractor):
