@@ -1,8 +1,8 @@
 """Sorted distinct values of integer handle arrays, by sorting, and membership in such a sorted array.
 
 NumPy 2.3+ computes ``np.unique`` by hashing; on the handle arrays a query gathers (10^4-10^6 int64 values, many
-repeated) that is about ten times slower than sorting (15 ms against 1.5 ms for 200 000 values), and it made
-``ppr`` — which gathers a neighbourhood of most of a small graph per query — spend a third of its time there.
+repeated) that is much slower than sorting, and it made ``ppr`` — which gathers a neighbourhood of most of a
+small graph per query — spend a large share of its time there (measured: evaluation/design-figures.md).
 These return exactly what ``np.unique`` returns, so swapping them in changes no result.
 """
 

@@ -161,7 +161,8 @@ def _relation_lines(result: RetrievalResult, desc_limit: int | None, p: QueryPar
 
 def _informative(e: ScoredEntity) -> bool:
     """An entity row earns its tokens when it says more than the name the rows, paths and passages already show:
-    a type, or a description (OpenIE graphs have neither: on MuSiQue the table was 10 % of the context)."""
+    a type, or a description (OpenIE graphs have neither, and a table of bare names took a share of the context
+    for nothing; measured: evaluation/design-figures.md)."""
     return bool((e.entity_type and e.entity_type != DEFAULT_ENTITY_TYPE) or (e.description or "").strip())
 
 

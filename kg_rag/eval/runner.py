@@ -186,9 +186,9 @@ TEXT_CACHES = (
 
 def clear_text_caches() -> None:
     """Empty :data:`TEXT_CACHES`. Methods are timed one after another on the same questions, so without this
-    every method after the first found the question's n-grams, words and lines already worked out (measured on
-    MuSiQue: the same code at ~5.0 ms first, ~4.5 ms later in a run) and an ablation looked faster than the
-    method it ablates."""
+    every method after the first found the question's n-grams, words and lines already worked out, so the same
+    code ran faster later in a run (measured: evaluation/design-figures.md) and an ablation looked faster than
+    the method it ablates."""
     import importlib
 
     for path in TEXT_CACHES:

@@ -4,7 +4,7 @@
 A ``CREATE`` in Cypher names its relationship type literally, so the script needs one statement per type. Each
 statement reads its own file, ``relations_by_type/NNNN_TYPE.csv`` (the rows of that type, same columns as
 ``relations.csv``), so loading reads every row once: filtering ``relations.csv`` by type instead read the whole
-file once per type (2 739 passes over 4.9 MB for MuSiQue's OpenIE graph).
+file once per type, and an OpenIE graph has thousands of types.
 
 Every relation is one relationship from its stored source (``:START_ID``) to its stored target (``:END_ID``),
 typed with its relation type (``:TYPE``); evidence and provenance are properties. List properties use an array

@@ -3,9 +3,9 @@
 Tables up to ``EXACT_MAX_ROWS`` rows (25 000) are searched exactly: a flat scan up to ``SHORTLIST_MIN_ROWS``
 rows; above, a scan of half-precision copies shortlists four times the rows asked for, which are then
 re-scored in float32 — the same results as a float32 scan (an fp16 dot product of unit vectors is off by about
-1e-4, far less than the gap between the k-th and the 4k-th best row), at about 40 % of the time once the
-table no longer sits in the CPU cache, which is the case inside a query. Larger tables go through an
-inverted-file index (``KG_RAG_IVF_NPROBE`` lists probed, default 16), product-quantised from
+1e-4, far less than the gap between the k-th and the 4k-th best row), in less time once the table no longer
+sits in the CPU cache, which is the case inside a query (measured: evaluation/design-figures.md). Larger
+tables go through an inverted-file index (``KG_RAG_IVF_NPROBE`` lists probed, default 16), product-quantised from
 ``KG_RAG_PQ_MIN_ROWS`` rows (default 400 000), with candidates re-scored exactly. FAISS runs with
 ``KG_RAG_FAISS_THREADS`` OpenMP threads (default 1: queries are single vectors).
 """

@@ -9,12 +9,12 @@
   the first pass's answer, which is estimated like a completion.
 * **Completion tokens** are an estimate. When the index already holds extraction runs, the mean completion of
   its earlier successful calls is used (measured on this index, with whatever model produced it). Otherwise
-  :data:`COMPLETION_PER_TEXT_TOKEN` x the chunk's tokens: the density of a real extraction — the OpenIE run of
-  gpt-3.5-turbo-1106 over the 1 890 MuSiQue passages has 8.5 entities and 8.3 triples per 100 text tokens —
-  written out in kg-rag's answer schema (compact JSON: each entity with its type, each relation with a type, a
-  description and an evidence quote) comes to 5.1 tokens per text token. Models that extract less, or chunks
-  with fewer facts per token, cost less; treat it as a planning figure, not a quote. Gleaning calls are
-  estimated like first passes (an upper bound: they return only what was missed).
+  :data:`COMPLETION_PER_TEXT_TOKEN` x the chunk's tokens: the density of a real LLM extraction (an OpenIE run
+  of a GPT model over benchmark passages) written out in kg-rag's answer schema (compact JSON: each entity with
+  its type, each relation with a type, a description and an evidence quote; derived in
+  evaluation/design-figures.md). Models that extract less, or chunks with fewer facts per token, cost less;
+  treat it as a planning figure, not a quote. Gleaning calls are estimated like first passes (an upper bound:
+  they return only what was missed).
 * **Tokeniser**: the chosen model's own tiktoken encoding when it is on this machine (tiktoken's cache; never
   downloaded during a dry run), else ``cl100k_base``, which kg-rag ships, with a note: newer OpenAI models use
   ``o200k_base``, which usually needs a few percent fewer tokens for English text.

@@ -53,7 +53,7 @@ FORMATS = {
     "docx": "python-docx",
     "csv": "Python's csv module",
 }
-"""Which library reads which kind of file (what ``kg-rag index --help`` and the README say)."""
+"""Which library reads which kind of file (what ``kg-rag index --help`` and docs/indexing.md say)."""
 MAX_FILE_BYTES = 200 << 20
 """Larger files are skipped (counted as ``too_large``)."""
 

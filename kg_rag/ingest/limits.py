@@ -29,8 +29,8 @@ from typing import TypeVar
 T = TypeVar("T")
 
 PDF_MAX_UNPACKED_BYTES = 256 << 20
-"""Most bytes all the streams of one PDF may inflate to (the 20 SEC 10-Q filings in the shared data inflate to
-at most 9 MB each)."""
+"""Most bytes all the streams of one PDF may inflate to: far above what real filings inflate to (measured:
+evaluation/design-figures.md), far below what a decompression bomb asks for."""
 DOCX_MAX_UNPACKED_BYTES = 256 << 20
 """Most bytes the members of one ``.docx`` may declare in all (images included; python-docx reads them all)."""
 DOCX_MAX_XML_BYTES = 32 << 20

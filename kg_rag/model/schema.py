@@ -237,8 +237,9 @@ def is_placeholder(name: str) -> bool:
 
 
 MAX_NAME_CHARS = 500
-"""Longest entity name kept. MuSiQue's longest OpenIE name has 352 characters; a longer "name" is a
-paragraph an extractor put in the wrong field, and would fill the context as a name."""
+"""Longest entity name kept: above the longest real name of a benchmark's OpenIE graph (measured:
+evaluation/design-figures.md); a longer "name" is a paragraph an extractor put in the wrong field, and would fill the
+context as a name."""
 
 
 def name_problem(name: str) -> str | None:

@@ -15,9 +15,9 @@ from kg_rag.query.params import QueryParams
 from kg_rag.store.base import EdgeFilter, QueryBackend
 
 MAX_NAME_TOKENS = 12
-"""Longest entity name (in words) matched lexically in the query: 99.8 % of the capitalised names of the MuSiQue
-index (8 words covered 98.4 %, and not "Alexander and the Terrible, Horrible, No Good, Very Bad Day", 11 words,
-so its "Good" was named instead)."""
+"""Longest entity name (in words) matched lexically in the query: long enough for nearly every capitalised name
+of a real index, long titles included (a shorter limit missed "Alexander and the Terrible, Horrible, No Good,
+Very Bad Day", 11 words, and named its "Good" instead; coverage measured: evaluation/design-figures.md)."""
 
 _STOP = frozenset(
     "a an the of in on at to for and or is was are were be by with from as it its this that who what which when "
@@ -91,8 +91,8 @@ def gram_spans(gram: str, query: str) -> list[tuple[int, int]]:
 
     A query asks this for each of its n-grams that names an entity, every one a new text: in ASCII the n-gram's
     words are matched against the query's words (a tuple comparison), since compiling a pattern per n-gram
-    cost ~40 us each, about 0.2 ms a query; other text goes through the pattern, which folds case as Unicode
-    does."""
+    was a measurable share of a query (evaluation/design-figures.md); other text goes through the pattern, which folds
+    case as Unicode does."""
     words = gram.split()
     if not words:
         return []

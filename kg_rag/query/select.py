@@ -202,7 +202,7 @@ def _continuation(
     evidence: one of its ends is an entity the question names, or one that a chunk ranked above it mentions and
     that is no generic hub. The chain grows pick by pick, so the third passage continues from the first two and
     the fourth from the first three (a 3-hop answer's last passage links to the one before it, not to the top
-    one). On MuSiQue the third to fifth passages are supporting ones for 14 % of their relations; for "the TEUs
+    one). The third to fifth passages are rarely supporting ones, so most of their relations are noise; for "the TEUs
     Thessaloniki handled" the last passage is the answer, and its row starts at *Thessaloniki*, which the top
     passage mentions. Rows about the passage's own subject, linked to nothing the surer evidence says (a
     neighbouring chess olympiad, another stadium), are left out.
@@ -210,7 +210,8 @@ def _continuation(
     When the question asks for relation types (``less_sure_asked``, with ``relation_match`` on), a continuing
     relation must also be of one of them: a less sure passage is there for the last hop's answer ("Thessaloniki
     -[HANDLED]-> 273,282 TEUs" for "how many TEUs did it handle"), while its other rows that touch the surer
-    evidence are its own facts about the shared entity (on MuSiQue 11 of the 79 continuing rows were gold)."""
+    evidence are its own facts about the shared entity, and few of them are gold (measured:
+    evaluation/design-figures.md)."""
     pairs = ws.chunk_entities(handles) if handles.size else Pairs.empty()
     rank_of = {int(h): i for i, h in enumerate(handles.tolist())}
     first: dict[int, int] = {}  # entity -> the best rank of a chunk mentioning it

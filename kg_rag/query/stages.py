@@ -321,10 +321,10 @@ def _bridges(ws: Workspace, ranked: Sequence[int], named: set[int]) -> frozenset
 def run_communities(s: QueryState) -> None:
     """Reports of the communities that hold at least two of the selected entities, one of them a question
     entity or an end of a shown relation (so a report earns its tokens), ranked by how many selected entities
-    they hold, then by rating (seed 004). A community around a single selected entity is out-network: on
-    MuSiQue such reports ("country, Aggabodhi I and 7 more" for the author of *Brand*) took half of the
-    section's slots and about 350 tokens a question, and 80 % of the reports left mention a supporting
-    passage's entity against 65 % before."""
+    they hold, then by rating (seed 004). A community around a single selected entity is out-network: such a
+    report ("country, Aggabodhi I and 7 more" for the author of *Brand*) is about that entity's neighbours,
+    not about what the context connects, and took the slots and tokens of reports that are (measured:
+    evaluation/design-figures.md)."""
     view, c = s.view, s.params.communities
     anchored = {cid for cid, _ in view.communities_for(np.asarray(sorted(s.anchors), dtype=I64), c.community_level)}
     counts = [  # at most one community per selected entity and level, so this stays short

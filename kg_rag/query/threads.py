@@ -2,7 +2,7 @@
 
 A query does many small matrix-vector products. On small machines, BLAS and OpenMP thread pools spinning next
 to each other (numpy's OpenBLAS, FAISS's own OpenBLAS and OpenMP, torch) make them several times slower, so
-retrieval runs with single-threaded native pools (measured: 44 -> 24 ms p50 on a 10k-entity graph, 2 cores).
+retrieval runs with single-threaded native pools (measured: evaluation/design-figures.md).
 The limit is reference-counted: concurrent queries share it, and the caller's setting is restored when the
 last one ends.
 Set ``KG_RAG_BLAS_THREADS=0`` to leave the pools alone.

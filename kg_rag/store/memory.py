@@ -111,8 +111,7 @@ class SnapshotBackend(QueryBackend):
 
     def warm_up(self) -> None:
         """Build the FAISS indexes and the chunks' BM25 now, so the first query is not the slow one (BM25 is
-        built from every chunk's text: 55-60 ms for MuSiQue's 1 890 passages, which a first query spent in its
-        candidates stage)."""
+        built from every chunk's text, which a first query otherwise spent in its candidates stage)."""
         for table in (self.snapshot.entities, self.snapshot.facts, self.snapshot.chunks):
             if len(table):
                 table.faiss_index()

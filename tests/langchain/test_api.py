@@ -9,7 +9,7 @@ from pathlib import Path
 import kg_rag
 from kg_rag import EntityBasedKGRAG, make_global_search_tool, make_retriever_tool
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+RETRIEVAL_DOC = Path(__file__).resolve().parents[2] / "docs" / "retrieval.md"
 
 
 def test_global_search_tool_is_exported_and_every_tool_takes_query(demo_index, bow_embeddings):
@@ -31,7 +31,7 @@ def test_version_comes_from_the_package_metadata():
 
 
 def test_the_docs_say_exclude_entities_does_not_redact_text():
-    text = " ".join(README.read_text().split())
+    text = " ".join(RETRIEVAL_DOC.read_text().split())
     assert "does not redact" in text and "exclude_entities" in text
 
 

@@ -89,8 +89,8 @@ class PostgresBackend(VersionedBackend):
         return conn
 
     def warm_up(self) -> None:
-        """Open this thread's connection and each helper's, so the first query does not pay for connecting
-        (~5 ms a connection). Best effort: a server that cannot be reached is reported by the first query."""
+        """Open this thread's connection and each helper's, so the first query does not pay for connecting.
+        Best effort: a server that cannot be reached is reported by the first query."""
         try:
             self._connection()
             with self._lock:  # once per backend: engines built on many threads at once share the helpers

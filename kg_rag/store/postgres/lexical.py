@@ -2,14 +2,15 @@
 
 The chain scores the question and then, after each pick, the rest of it (the words no picked passage contains:
 :class:`~kg_rag.query.strategies.chain.QuestionRest`). Asking the database for each text cost a statement
-(~1.2 ms on MuSiQue) each time; every such text is made of the question's words, so one statement reads their
+(a round trip) each time; every such text is made of the question's words, so one statement reads their
 postings, and each text is scored from them in process, as the directory scores it from the question's
 columns of its matrix (:class:`~kg_rag.store.memory.ColumnScorer`).
 
 Each term's share of a chunk's score is computed with the operations, in the order, of the SQL it replaces
 (:meth:`~kg_rag.store.postgres.view.PostgresView.lexical_search`). Only the sum over a chunk's terms may run in
 another order than the server's; that can move a float64 score by its last bit, which changes the float32 score
-only on a rounding boundary (300 MuSiQue texts, each question and four random parts, are byte-identical).
+only on a rounding boundary (checked byte for byte on benchmark questions and parts of them:
+evaluation/design-figures.md).
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ def bm25_params(stats: dict[str, Any]) -> dict[str, float]:
 MAX_POSTINGS = 20_000
 """A question whose words have more postings than this is scored one statement per text, as before: the
 statement returns at most one row per chunk, while the postings of a few common words in a large corpus are
-several times that, and each crosses the wire (MuSiQue's questions read 6 400 at the median, 11 200 at most)."""
+several times that, and each crosses the wire (the limit sits above what benchmark questions read:
+evaluation/design-figures.md)."""
 
 
 def postings_sql(schema: str) -> str:

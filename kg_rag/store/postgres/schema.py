@@ -234,9 +234,9 @@ def ivf_lists(rows: int) -> int:
 
 
 HALFVEC = os.environ.get("KG_RAG_PG_HALFVEC", "1") != "0"
-"""HNSW indexes hold half-precision copies of the vectors (``halfvec``): half the size, and on MuSiQue's MiniLM
-vectors the same recall at k = 10 as full precision (entities 0.983 vs 0.985, facts 0.992 vs 0.988, chunks 1.0
-vs 1.0); the candidates are re-scored at full precision. ``KG_RAG_PG_HALFVEC=0`` builds full-precision HNSW."""
+"""HNSW indexes hold half-precision copies of the vectors (``halfvec``): half the size, at the recall of full
+precision on real embeddings (measured: evaluation/design-figures.md); the candidates are re-scored at full
+precision. ``KG_RAG_PG_HALFVEC=0`` builds full-precision HNSW."""
 HALFVEC_MAX_DIM = 4000
 """The largest dimension pgvector indexes as ``halfvec`` (``vector`` HNSW indexes stop at 2000)."""
 

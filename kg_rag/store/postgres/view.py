@@ -75,16 +75,17 @@ PREFETCH_MENTIONS = 64
 instead of two for the chain strategy's next step)."""
 ANY_MAX_IDS = 100
 """Up to this many entities, ``edges_of`` tests ``= ANY(array)`` per row; above, it joins the array on the source
-and target indexes (equal at ~200 ids on MuSiQue; 0.09 against 0.24 ms at 5, 424 against 26 ms at 19 k)."""
+and target indexes: the array test is cheaper for a few ids, the join for many (measured:
+evaluation/design-figures.md)."""
 PREFETCH_FOR_CHUNKS = 32
 """...but only for requests of at most this many chunks (a chain's pick asks for one): for ppr's hundreds of
-passages the look-ahead cost ~140 ms a MuSiQue query and is never read."""
+passages the look-ahead is costly and never read."""
 IVF_NPROBE = vectors.IVF_NPROBE
 """Lists probed per search of a table with an inverted-file index (``KG_RAG_IVF_NPROBE``, as in process)."""
 HALFVEC_MARGIN = 10
 """Extra candidates a half-precision HNSW search fetches before re-scoring at full precision and cutting to k."""
 HNSW_MIN_EF = 100
-"""``hnsw.ef_search`` is ``max(HNSW_MIN_EF, 2 k)`` (capped at 1000): recall ~0.98 at k=10 on MuSiQue."""
+"""``hnsw.ef_search`` is ``max(HNSW_MIN_EF, 2 k)`` (capped at 1000; its recall: evaluation/design-figures.md)."""
 
 
 def _ids(values: Any) -> list[int]:
@@ -808,8 +809,8 @@ class PostgresView(QueryBackend):
         return {c: int(i) for c, i in rows.fetchall()}
 
     def scope_members(self, chunk_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Two plain lookups: chunk_entities would prefetch every mention's chunks and their similarities (on
-        MuSiQue, half the documents: 139 ms for what this does in 4)."""
+        """Two plain lookups: chunk_entities would prefetch every mention's chunks and their similarities, far
+        more work for a wide scope than what this needs."""
         ids = _ids(chunk_ids)
         if not ids:
             return np.zeros(0, I64), np.zeros(0, I64)
