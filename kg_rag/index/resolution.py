@@ -192,9 +192,13 @@ def find_candidates(index: GraphIndex, resolution: Resolution | None = None, emb
             out.append(candidate)
     for key, options in acronym_best.items():
         options.sort(key=lambda c: (-c.similarity, c.into))
-        best = options[0]
+        # expansions nearly identical to the most similar one are one candidate (a one-passage "United State"
+        # beside "United States"): the acronym goes to the one written in most passages
+        alike = [c for c in options if c is options[0] or similarity(c.into, options[0].into) >= QUALIFIED_SIMILARITY]
+        best = max(alike, key=lambda c: (len(nodes[c.into]["chunk_ids"]), c.similarity, c.into))
+        one = {c.into for c in alike}
         same = without_article(best.into) or best.into
-        others = [sim for e, sim in all_expansions.get(key, []) if (without_article(e) or e) != same]
+        others = [sim for e, sim in all_expansions.get(key, []) if e not in one and (without_article(e) or e) != same]
         if not others or best.similarity - max(others) >= ACRONYM_MARGIN:
             out.append(best)
     return sorted(out, key=lambda c: (c.key, c.into))

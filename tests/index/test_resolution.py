@@ -38,6 +38,22 @@ class ConceptEmbeddings:
         return self._vec(text)
 
 
+class BetweenEmbeddings(ConceptEmbeddings):
+    """A concept may lie between two others (``between``: concept -> (a, b)), as similar to both (about 0.7) while
+    they are unlike each other: an acronym with two different expansions."""
+
+    def __init__(self, concepts: dict[str, str], between: dict[str, tuple[str, str]]) -> None:
+        super().__init__(concepts, own=0.0)
+        self.between = between
+
+    def _vec(self, text: str) -> list[float]:
+        pair = self.between.get(self.concepts.get(text, ""))
+        if pair is None:
+            return super()._vec(text)
+        v = self._unit(pair[0]) + self._unit(pair[1])
+        return (v / np.linalg.norm(v)).tolist()
+
+
 US = ["United States", "U.S.", "US", "USA", "U.S.A.", "the United States", "United States of America"]
 
 
@@ -93,10 +109,10 @@ def test_homonyms_kinds_and_ambiguous_acronyms_stay_apart():
         "the 1990s": "y",
         "1980s": "y",
         "BJP": "b",
-        "Bharatiya Janata Party": "b",
-        "Bangalore Joint Panel": "b",
+        "Bharatiya Janata Party": "b1",
+        "Bangalore Joint Panel": "b2",
     }
-    index = build_index(_graph(list(concepts)), ConceptEmbeddings(concepts))
+    index = build_index(_graph(list(concepts)), BetweenEmbeddings(concepts, {"b": ("b1", "b2")}))
     assert not find_candidates(index)
     clear = {"BJP": "b", "Bharatiya Janata Party": "b"}
     index = build_index(_graph([*clear, "Bangalore Joint Panel"]), ConceptEmbeddings(clear))
@@ -139,3 +155,15 @@ def test_names_are_compared_not_the_descriptions_an_entity_gathered():
     assert [(c.key, c.into) for c in find_candidates(index, None, emb)] == [("us", "united states")]
     index, counts = resolve_index(index, emb)
     assert counts["auto"] == 1 and "us" not in index.kg.graph
+
+
+def test_an_acronym_goes_to_the_best_attested_of_expansions_that_are_one_name():
+    """Two expansions nearly identical to each other ("United States", a one-passage "United State") are one
+    candidate, not an ambiguity: the acronym goes to the one most passages write."""
+    emb = ConceptEmbeddings(dict.fromkeys(["US", "United States", "United State"], "usa"))
+    kg = _graph(["US", "United State", "United States"])
+    for i in (7, 8):
+        kg.add_chunk(Chunk(f"c{i}", f"United States signed treaty {i}.", f"d{i}"))
+        kg.add_entity("United States", chunk_id=f"c{i}")
+    found = [(c.key, c.into) for c in find_candidates(build_index(kg, emb), None, emb)]
+    assert found == [("us", "united states")]
