@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from kg_rag.errors import ConfigurationError
+from kg_rag.ingest.nlp.parse import layout_break
 
 logger = logging.getLogger(__name__)
 
@@ -44,13 +45,16 @@ BREAKS = "kg_rag_line_breaks"
 
 
 def line_breaks(doc: Any) -> Any:
-    """End a sentence at every line break the text still holds: a paragraph break, the end of a Markdown heading,
-    a list item or a table row. The parser would otherwise read ``# Storage policy`` and the paragraph under it as
-    one sentence and lose its relations. Line breaks inside a paragraph were read as spaces before parsing
-    (:func:`kg_rag.ingest.nlp.parse.unwrap_lines`)."""
+    """End a sentence where the layout does (:func:`kg_rag.ingest.nlp.parse.layout_break`: a paragraph break, a
+    Markdown heading, a list item, a table row): the parser would otherwise read ``# Storage policy`` and the
+    paragraph under it as one sentence and lose its relations. Other line breaks are left to the parser."""
+    text = doc.text
     for i, tok in enumerate(doc[:-1]):
         space = tok.text if tok.is_space else tok.whitespace_
-        if "\n" in space:
+        if "\n" not in space:
+            continue
+        at = tok.idx + (0 if tok.is_space else len(tok.text)) + space.index("\n")
+        if layout_break(text, at):
             nxt = i + 1
             while nxt < len(doc) - 1 and doc[nxt].is_space:
                 nxt += 1

@@ -68,21 +68,34 @@ _LIST_ITEM = re.compile(r"\s*(?:[-*+\u2022|]|\d{1,3}[.)])\s")
 
 
 def unwrap_lines(text: str) -> str:
-    """``text`` with each line break inside a paragraph read as a space (the same length): hard-wrapped text and a
-    PDF's lines are one sentence across lines, and a line break left in it breaks the parse. A break after a
-    Markdown heading, before a list item or a table row, and a paragraph break (a blank line) stay, and the
-    pipeline ends a sentence there (:func:`kg_rag.ingest.nlp.loading.line_breaks`)."""
+    """``text`` with each line break that continues a sentence read as a space (the same length): a line that
+    does not end a sentence, followed by one that starts with a lower-case word, is hard-wrapped prose, and a line
+    break left in it breaks the parse. Other line breaks stay — in a PDF's cover page or a flattened table they
+    are where one name ends and the next begins — and the pipeline ends a sentence at the ones the layout marks
+    (:func:`kg_rag.ingest.nlp.loading.line_breaks`)."""
     if "\n" not in text:
         return text
 
     def joined(m: re.Match[str]) -> str:
         start = text.rfind("\n", 0, m.start()) + 1
-        line = text[start : m.start()]
-        if line.lstrip().startswith(("#", "|")) or _LIST_ITEM.match(text, m.end()):
+        line = text[start : m.start()].rstrip()
+        if not line or line[-1] in ".:;!?" or line.lstrip().startswith(("#", "|")) or _LIST_ITEM.match(text, m.end()):
             return "\n"
-        return " "
+        return " " if text[m.end()].islower() else "\n"
 
     return _LINE_BREAK.sub(joined, text)
+
+
+def layout_break(text: str, at: int) -> bool:
+    """Whether the line break at ``at`` in ``text`` ends a sentence whatever the parser reads: a paragraph break
+    (a blank line), the end of a Markdown heading, or the start of a list item or a table row."""
+    start = text.rfind("\n", 0, at) + 1
+    end = at
+    while end < len(text) and text[end] in " \t\r\n":
+        end += 1
+    if text.count("\n", at, end) >= 2:
+        return True
+    return text[start:at].lstrip().startswith("#") or bool(_LIST_ITEM.match(text, at + 1))
 
 
 class Parse:

@@ -63,7 +63,7 @@ def test_workers_parse_in_processes_to_the_same_result(extractor):
         "# Storage policy\n\nDirective 2023-07 supersedes Directive 2019-03.",  # a Markdown heading, a blank line
         "# Storage policy\nDirective 2023-07 supersedes Directive 2019-03.",  # a heading right above its text
         "Storage policy\n\nDirective 2023-07 supersedes Directive 2019-03.",  # a title line, a paragraph break
-        "Directive 2023-07 supersedes\nDirective 2019-03.",  # a line break inside a sentence (hard-wrapped, a PDF)
+        "Directive 2023-07\nsupersedes Directive 2019-03.",  # a line break inside a sentence (hard-wrapped prose)
         "Changes:\n- Directive 2023-07 supersedes Directive 2019-03.\n- Lars Eriksen reports to Priya Nair.",
     ],
 )
