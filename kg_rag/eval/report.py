@@ -12,6 +12,12 @@ def _pct(value: Any) -> str:
     return "–" if not isinstance(value, (int, float)) or value != value else f"{100 * value:.1f}"
 
 
+def _section(title: str, columns: str) -> list[str]:
+    """A titled table's first lines: the title, then the header of ``method`` and ``columns`` (comma-separated)."""
+    head = ["method", *columns.split(", ")]
+    return ["", title, "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+
+
 def markdown_tables(report: dict[str, Any]) -> str:
     ks = report.get("k", [2, 5])
     kmax = max(ks)
@@ -37,23 +43,10 @@ def markdown_tables(report: dict[str, Any]) -> str:
         lines.append("| " + " | ".join(row) + " |")
     graph = [name for name, m in methods.items() if m.get("context_relation_precision") is not None]
     if graph:
-        lines += [
-            "",
+        lines += _section(
             "Graph half of the context (relationship rows and paths; definitions in evaluation/README.md):",
-            "",
-        ]
-        head = [
-            "method",
-            "rows",
-            "precision",
-            "gold-relation recall",
-            "reachable",
-            "typed rows",
-            "gold paths",
-            "answer in graph",
-            "tokens",
-        ]
-        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+            "rows, precision, gold-relation recall, reachable, typed rows, gold paths, answer in graph, tokens",
+        )
         for name in graph:
             m = methods[name]
             rows, tokens = m.get("context_relation_rows"), m.get("context_tokens")
@@ -76,21 +69,10 @@ def markdown_tables(report: dict[str, Any]) -> str:
             )
     chained = [name for name, m in methods.items() if m.get("chain_coverage") is not None]
     if chained:
-        lines += [
-            "",
+        lines += _section(
             "The chain that answers, in the graph half (MuSiQue's decomposition; definitions in evaluation/README.md):",
-            "",
-        ]
-        head = [
-            "method",
-            "chain coverage",
-            "complete chains",
-            "rows on the chain",
-            "shown relations on the chain",
-            "chain reachable",
-            "rows",
-        ]
-        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+            "chain coverage, complete chains, rows on the chain, shown relations on the chain, chain reachable, rows",
+        )
         for name in chained:
             m = methods[name]
             rows = m.get("context_relation_rows")
