@@ -109,7 +109,7 @@ def check_planning_args(args: argparse.Namespace) -> Any:
             raise CLIError(f"--encoding: {exc}") from None
     if not args.schema:
         return None
-    from kg_rag.ingest.schema import load_schema
+    from kg_rag.ingest.extraction_schema import load_schema
 
     return load_schema(args.schema)
 
@@ -173,10 +173,10 @@ def dry_run(args: argparse.Namespace, schema: Any, kind: str | None = "llm") -> 
     itself would be refused: before the estimate for a target that cannot take an index or a bad
     ``--llm-timeout``, after it for the re-index guard."""
     from kg_rag.ingest.cost import estimate_extraction
+    from kg_rag.ingest.extraction_schema import ExtractionSchema
     from kg_rag.ingest.pipeline import plan_documents
     from kg_rag.ingest.reindex import named
     from kg_rag.ingest.report import IngestReport
-    from kg_rag.ingest.schema import ExtractionSchema
     from kg_rag.model.graph import KnowledgeGraph
 
     if kind == "llm":

@@ -18,8 +18,8 @@ from kg_rag.communities.detect import community_params, detect_communities, grap
 from kg_rag.communities.model import Community, CommunitySet, Finding, ReportRelation
 from kg_rag.context.render import quote_name
 from kg_rag.model.graph import KnowledgeGraph
+from kg_rag.model.names import DEFAULT_ENTITY_TYPE
 from kg_rag.model.records import EXTRACTED, relation_description
-from kg_rag.model.schema import DEFAULT_ENTITY_TYPE
 from kg_rag.tokens import count_tokens, truncate_to_tokens
 
 logger = logging.getLogger(__name__)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from kg_rag.context.fence import DATA_PREFIX, data_lines, fence_safe, printable
 from kg_rag.context.render import quote_name, render_path
-from kg_rag.model.schema import DEFAULT_ENTITY_TYPE, upper_snake
+from kg_rag.model.names import DEFAULT_ENTITY_TYPE, upper_snake
 from kg_rag.tokens import count_tokens, truncate_to_tokens
 
 if TYPE_CHECKING:

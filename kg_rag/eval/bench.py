@@ -391,7 +391,9 @@ def run_benchmark(
 
 
 def _serve_in_child(args: list[str]) -> dict[str, Any]:
-    child = subprocess.run([sys.executable, "-m", "kg_rag.bench", *args], capture_output=True, text=True, timeout=3600)
+    child = subprocess.run(
+        [sys.executable, "-m", "kg_rag.eval.bench", *args], capture_output=True, text=True, timeout=3600
+    )
     if child.returncode != 0:
         raise RuntimeError(f"benchmark load process failed: {child.stderr.strip()[-500:]}")
     return json.loads(child.stdout.strip().splitlines()[-1])

@@ -1,6 +1,6 @@
 """Write benchmarks on PostgreSQL: ``kg-rag bench --store postgres --writes`` and ``--replica``.
 
-``--writes`` saves a synthetic graph (``kg_rag.bench``) into a new schema and reports:
+``--writes`` saves a synthetic graph (``kg_rag.eval.bench``) into a new schema and reports:
 
 - the first save (bulk ``COPY``, constraints, each HNSW build, vacuum);
 - adding one 20-chunk document and deleting it again, each in a fresh writer process through
@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from kg_rag.bench import peak_rss_mb
+from kg_rag.eval.bench import peak_rss_mb
 from kg_rag.model.graph import KnowledgeGraph
 from kg_rag.model.records import Chunk
 
@@ -96,7 +96,7 @@ def write_child(uri: str, mode: str, doc_id: str, dim: int, n_entities: int) -> 
 
 
 def _run_child(uri: str, mode: str, doc_id: str, dim: int, n_entities: int) -> subprocess.Popen:
-    argv = [sys.executable, "-m", "kg_rag.bench_writes", "--write", uri, mode, doc_id, str(dim), str(n_entities)]
+    argv = [sys.executable, "-m", "kg_rag.eval.bench_writes", "--write", uri, mode, doc_id, str(dim), str(n_entities)]
     return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -138,7 +138,7 @@ class Readers:
                 raise AssertionError(f"{d}: {present} of {DOC_CHUNKS} chunks visible")
 
     def _run(self, n: int) -> None:
-        from kg_rag.bench import _VectorsOnly
+        from kg_rag.eval.bench import _VectorsOnly
         from kg_rag.query.engine import QueryEngine
 
         engine = QueryEngine(self.backend, _VectorsOnly())
@@ -206,7 +206,7 @@ def _schema_uri(pg_uri: str) -> tuple[str, bool]:
 
 def _prepare(uri: str, reuse: bool, n_entities: int, n_edges: int, dim: int, n_queries: int) -> tuple[dict, Any]:
     """Generate and save the synthetic graph (unless reused); returns the figures and query vectors."""
-    from kg_rag.bench import database_mb, synthetic_index
+    from kg_rag.eval.bench import database_mb, synthetic_index
     from kg_rag.index.embeddings import model_id
     from kg_rag.store.postgres import PostgresStore
 
@@ -321,8 +321,8 @@ def run_replica_benchmark(
     n_entities: int, n_edges: int, *, dim: int = 384, trials: int = 10, n_queries: int = 50, workdir: str | None = None
 ) -> dict[str, Any]:
     """``kg-rag bench --store postgres --replica`` (see the module docstring)."""
-    from kg_rag.bench import _VectorsOnly
     from kg_rag.context import format_context
+    from kg_rag.eval.bench import _VectorsOnly
     from kg_rag.query.engine import QueryEngine
     from kg_rag.store.postgres import PostgresStore
     from kg_rag.store.postgres.embedded import EmbeddedPostgres

@@ -25,8 +25,8 @@ from kg_rag.eval.metrics import (
     reciprocal_rank,
     set_f1,
 )
+from kg_rag.model.names import canonical_key
 from kg_rag.model.relation_types import names_relation
-from kg_rag.model.schema import canonical_key
 from kg_rag.store.base import EdgeFilter, QueryBackend
 
 logger = logging.getLogger(__name__)
@@ -173,7 +173,7 @@ class _Corpus:
 
 
 TEXT_CACHES = (
-    "kg_rag.model.schema:canonical_key",
+    "kg_rag.model.names:canonical_key",
     "kg_rag.model.relation_types:lemma",
     "kg_rag.model.relation_types:analyse",
     "kg_rag.query.relation_match:_type_words",

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from kg_rag.context import render_path
-from kg_rag.model.schema import canonical_key
+from kg_rag.model.names import canonical_key
 from kg_rag.query.limits import suggest_entities, unknown_name
 from kg_rag.query.stages import edge_filter_for
 from kg_rag.store.scope import ScopedView

@@ -18,8 +18,8 @@ from kg_rag.index.embeddings import EmbeddingCache, model_id
 from kg_rag.index.vectors import VectorTable
 from kg_rag.ingest.report import IngestReport
 from kg_rag.model.graph import KnowledgeGraph
+from kg_rag.model.names import DEFAULT_ENTITY_TYPE
 from kg_rag.model.records import Chunk, Entity, Relation
-from kg_rag.model.schema import DEFAULT_ENTITY_TYPE
 
 logger = logging.getLogger(__name__)
 

@@ -20,8 +20,8 @@ import scipy.sparse as sp
 from kg_rag.index.build import GraphIndex
 from kg_rag.index.vectors import VectorTable
 from kg_rag.model.graph import KnowledgeGraph
+from kg_rag.model.names import RELATED
 from kg_rag.model.records import SYNONYM_KIND, Chunk, Entity, Relation
-from kg_rag.model.schema import RELATED
 
 
 def csr_gather(indptr: np.ndarray, data: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kg_rag.model.schema import (
+from kg_rag.model.names import (
     DEFAULT_ENTITY_TYPES,
     DEFAULT_RELATION_PATTERNS,
     DEFAULT_RELATION_TYPES,

@@ -16,9 +16,9 @@ from typing import Any
 from kg_rag.ingest.report import IngestReport
 from kg_rag.jsonio import load_json
 from kg_rag.model.graph import KnowledgeGraph
+from kg_rag.model.names import canonical_key, clean_display_name, shown_name
 from kg_rag.model.records import Chunk
 from kg_rag.model.relation_types import RelationTyper
-from kg_rag.model.schema import canonical_key, clean_display_name, shown_name
 from kg_rag.tokens import count_tokens
 
 logger = logging.getLogger(__name__)

@@ -162,8 +162,9 @@ def plan_documents(
     schema_key: str | None = None,
 ) -> _Plan:
     """Decide, without touching ``target`` (a :class:`KnowledgeGraph` or a store), which documents are new,
-    changed or unchanged and what to extract. ``schema_key`` (:meth:`~kg_rag.ingest.schema.ExtractionSchema.key`):
-    a document extracted under another schema is extracted again."""
+    changed or unchanged and what to extract. ``schema_key``
+    (:meth:`~kg_rag.ingest.extraction_schema.ExtractionSchema.key`): a document extracted under another schema is
+    extracted again."""
     from kg_rag.ingest.documents import split_documents
 
     chunking = f"{chunk_size}/{chunk_overlap}"

@@ -18,6 +18,17 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, replace
 from typing import TYPE_CHECKING, Any
 
+from kg_rag.model.names import (
+    DEFAULT_ENTITY_TYPE,
+    RELATED,
+    SYNONYM,
+    canonical_key,
+    clean_display_name,
+    clean_text,
+    normalise_entity_type,
+    one_line,
+    upper_snake,
+)
 from kg_rag.model.records import (
     EXTRACTED,
     SYNONYM_KIND,
@@ -35,17 +46,6 @@ from kg_rag.model.records import (
     relation_description,
     relation_from_record,
     relation_id,
-)
-from kg_rag.model.schema import (
-    DEFAULT_ENTITY_TYPE,
-    RELATED,
-    SYNONYM,
-    canonical_key,
-    clean_display_name,
-    clean_text,
-    normalise_entity_type,
-    one_line,
-    upper_snake,
 )
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from kg_rag.model.schema import DEFAULT_ENTITY_TYPE, RELATED
+from kg_rag.model.names import DEFAULT_ENTITY_TYPE, RELATED
 
 EXTRACTED = "extracted"
 SYNONYM_KIND = "synonym"

@@ -36,7 +36,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
-from kg_rag.model.schema import DEFAULT_RELATION_PATTERNS, RELATED, SYNONYM, upper_snake
+from kg_rag.model.names import DEFAULT_RELATION_PATTERNS, RELATED, SYNONYM, upper_snake
 
 _TOKEN = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*", re.UNICODE)
 BE = frozenset("is was are were be been being am 's".split())

@@ -179,9 +179,9 @@ def merge_entities(kg: Any, into: str, key: str, *, how: str = MANUAL, into_name
     descriptions and relations (re-keyed, evidence combined; a relation between the two is dropped: it would be a
     self-loop). ``into`` is created (named ``into_name``) when the graph does not hold it — a fragment naming only
     the variant. Returns the :class:`Merge` to record."""
+    from kg_rag.model.names import DEFAULT_ENTITY_TYPE
     from kg_rag.model.records import EXTRACTED, SYNONYM_KIND, relation_id
     from kg_rag.model.relation_types import relation_key
-    from kg_rag.model.schema import DEFAULT_ENTITY_TYPE
 
     graph = kg.graph
     if key not in graph:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from kg_rag.model.schema import MAX_NAME_CHARS, canonical_key
+from kg_rag.model.names import MAX_NAME_CHARS, canonical_key
 
 MAX_QUESTION_CHARS = 2000
 """Longest question accepted."""

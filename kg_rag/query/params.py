@@ -406,7 +406,7 @@ _DEFAULTS = {
 PRESETS: dict[str, QueryParams] = {
     # The seed-003 reproduction, with its published settings: entity similarity >= 0.7, 10 nodes, 1 hop, 5
     # chunks, chunk score = 0.4 * entity frequency + 0.6 * chunk similarity, no dense fallback. It returns what
-    # the seed's algorithm returns (kg_rag.bench.Seed003Reference): with MiniLM often nothing, since few entity
+    # the seed's algorithm returns (kg_rag.eval.bench.Seed003Reference): with MiniLM often nothing, since few entity
     # names are 0.7 similar to a question (none for the demo's four, 50 of the 60 MuSiQue questions).
     "seed003": QueryParams(
         similarity_threshold=0.7,

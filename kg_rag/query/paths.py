@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kg_rag.context.render import quote_name
-from kg_rag.model.schema import canonical_key, upper_snake
+from kg_rag.model.names import canonical_key, upper_snake
 from kg_rag.query.limits import suggest_entities, unknown_name
 from kg_rag.query.params import WalkSettings
 from kg_rag.query.seeds import resolve_names

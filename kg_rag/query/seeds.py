@@ -9,7 +9,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from kg_rag.model.schema import canonical_key
+from kg_rag.model.names import canonical_key
 from kg_rag.query.history import MAX_QUERY_CHARS
 from kg_rag.query.params import QueryParams
 from kg_rag.store.base import EdgeFilter, QueryBackend

@@ -22,7 +22,7 @@ import numpy as np
 
 from kg_rag.context.format import format_context
 from kg_rag.context.render import render_path
-from kg_rag.model.schema import SYNONYM, canonical_key, upper_snake
+from kg_rag.model.names import SYNONYM, canonical_key, upper_snake
 from kg_rag.query.limits import suggest_entities, unknown_name
 from kg_rag.query.params import QueryParams
 from kg_rag.query.relation_match import question_relation_words

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from kg_rag.model.names import upper_snake
 from kg_rag.model.records import SYNONYM_KIND, Chunk, Entity, Relation
-from kg_rag.model.schema import upper_snake
 
 if TYPE_CHECKING:
     from kg_rag.index.build import GraphIndex

@@ -22,8 +22,8 @@ from typing import Any
 from kg_rag.errors import EntityResolutionError, IndexNotFoundError
 from kg_rag.ingest.report import IngestReport
 from kg_rag.model.graph import KnowledgeGraph
+from kg_rag.model.names import canonical_key
 from kg_rag.model.resolution import MANUAL, Merge, Resolution, merge_entities, resolve_graph, split_entity
-from kg_rag.model.schema import canonical_key
 from kg_rag.store.graph_store import GraphChange, GraphStore, refreshed
 from kg_rag.store.meta import IndexMeta
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kg_rag.bench_writes import Readers
+from kg_rag.eval.bench_writes import Readers
 
 from .readers import check_view
 from .test_locking import extraction_file

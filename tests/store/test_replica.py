@@ -13,7 +13,7 @@ import time
 import numpy as np
 import pytest
 
-from kg_rag.bench_writes import Readers
+from kg_rag.eval.bench_writes import Readers
 from kg_rag.model.graph import KnowledgeGraph
 from kg_rag.model.records import Chunk
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from kg_rag.arrays import unique_ints
 from kg_rag.index.lexical import tokenize
-from kg_rag.model.schema import canonical_key
+from kg_rag.model.names import canonical_key
 from kg_rag.query.senses import common_noun, title_sense
 from kg_rag.query.strategies.base import Strategy, StrategyInput, StrategyOutput, check_number, register_strategy
 from kg_rag.store.base import Pairs

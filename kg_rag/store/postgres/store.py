@@ -1,5 +1,5 @@
 """The PostgreSQL store: an index in a PostgreSQL schema, written transactionally, read by any number of
-processes (see :mod:`kg_rag.store.postgres.schema` for the tables).
+processes (see :mod:`kg_rag.store.postgres.tables` for the tables).
 
 Writes (all through :class:`~kg_rag.store.writer.IndexWriter`). Adding, replacing or deleting documents
 (:meth:`PostgresStore.apply`) touches only the rows they contribute, in one transaction, without loading the
@@ -44,7 +44,7 @@ from kg_rag.store.graph_store import GraphChange, GraphStore
 from kg_rag.store.locking import IndexLockedError, default_wait
 from kg_rag.store.meta import IndexMeta
 from kg_rag.store.postgres import rows as R
-from kg_rag.store.postgres import schema as S
+from kg_rag.store.postgres import tables as S
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -24,7 +24,7 @@ from kg_rag.index.build import GraphIndex
 from kg_rag.model.records import chunk_to_record
 from kg_rag.store.meta import IndexMeta
 from kg_rag.store.postgres import rows as R
-from kg_rag.store.postgres import schema as S
+from kg_rag.store.postgres import tables as S
 
 logger = logging.getLogger(__name__)
 
