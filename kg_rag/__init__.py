@@ -69,8 +69,8 @@ _LAZY = {
     "split_documents": "kg_rag.ingest.documents",
     "LLMExtractor": "kg_rag.ingest.extract",
     "import_extraction_file": "kg_rag.ingest.extraction_file",
-    "index_documents": "kg_rag.ingest.pipeline",
-    "aindex_documents": "kg_rag.ingest.pipeline",
+    "index_documents": "kg_rag.indexing.job",
+    "aindex_documents": "kg_rag.indexing.job",
     "PostgresStore": "kg_rag.store.postgres",
 }
 

@@ -28,8 +28,8 @@ import numpy as np
 
 from kg_rag.index.build import GraphIndex
 from kg_rag.index.vectors import VectorTable
-from kg_rag.ingest.report import IngestReport
 from kg_rag.model.graph import KnowledgeGraph
+from kg_rag.model.report import IngestReport
 from kg_rag.query.params import get_preset
 
 logger = logging.getLogger(__name__)

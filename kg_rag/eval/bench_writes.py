@@ -4,7 +4,7 @@
 
 - the first save (bulk ``COPY``, constraints, each HNSW build, vacuum);
 - adding one 20-chunk document and deleting it again, each in a fresh writer process through
-  :class:`~kg_rag.store.writer.IndexWriter` (half its entities already stored, so merges are exercised): the
+  :class:`~kg_rag.indexing.writer.IndexWriter` (half its entities already stored, so merges are exercised): the
   process's peak resident memory and the write's wall time without embedding (``fake`` embeddings of the
   index's dimension; the embedding time is reported apart);
 - ``trials`` rounds of two concurrent writer processes adding a document each while eight reader threads query
@@ -69,8 +69,8 @@ def write_child(uri: str, mode: str, doc_id: str, dim: int, n_entities: int) -> 
     """One write in this (fresh) process: ``add`` or ``delete`` ``doc_id``; its timings and peak memory."""
     from langchain_core.embeddings import DeterministicFakeEmbedding
 
+    from kg_rag.indexing.writer import IndexWriter
     from kg_rag.store.postgres import PostgresStore
-    from kg_rag.store.writer import IndexWriter
 
     store = PostgresStore(uri)
     writer = IndexWriter(store, DeterministicFakeEmbedding(size=dim), wait=600)
@@ -288,6 +288,7 @@ def run_write_benchmark(
     keep: bool = False,
 ) -> dict[str, Any]:
     """``kg-rag bench --store postgres --writes`` (see the module docstring)."""
+    from kg_rag.indexing.writer import IndexWriter
     from kg_rag.store.postgres import PostgresStore
     from kg_rag.store.postgres.embedded import EmbeddedPostgres
 
@@ -307,7 +308,7 @@ def run_write_benchmark(
                     from langchain_core.embeddings import DeterministicFakeEmbedding
 
                     added = result["concurrency"]["added_documents"]
-                    PostgresStore(uri).delete_documents(added, DeterministicFakeEmbedding(size=dim))
+                    IndexWriter(PostgresStore(uri), DeterministicFakeEmbedding(size=dim)).delete_documents(added)
                 result["schema_uri"] = uri
             else:
                 PostgresStore(uri).drop()

@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from kg_rag.ingest.extract import apply_extraction
+from kg_rag.ingest.extraction_schema import schema_key_of
 from kg_rag.ingest.openie import add_passages, clash_check
-from kg_rag.ingest.pipeline import replace_documents, schema_key_of
-from kg_rag.ingest.report import IngestReport
 from kg_rag.jsonio import load_json
+from kg_rag.model.change import replace_documents
 from kg_rag.model.graph import KnowledgeGraph
+from kg_rag.model.report import IngestReport
 
 logger = logging.getLogger(__name__)
 

@@ -37,8 +37,8 @@ from langchain_core.documents import Document
 
 from kg_rag.ingest.formats import CSV_SUFFIXES, DOCX_SUFFIXES, HTML_SUFFIXES, read_csv, read_docx, read_html
 from kg_rag.ingest.limits import UNPACKS_TOO_LARGE, OverLimit, check_docx, check_text, read_pdf
-from kg_rag.ingest.report import IngestReport
 from kg_rag.model.records import Chunk
+from kg_rag.model.report import IngestReport
 from kg_rag.tokens import ENCODING_NAME, count_tokens
 
 logger = logging.getLogger(__name__)

@@ -24,7 +24,6 @@ from pydantic import BaseModel, Field
 
 from kg_rag.errors import ExtractionError
 from kg_rag.ingest.extraction_schema import GLEANING_PROMPT, SYSTEM_PROMPT, ExtractionSchema, extraction_text
-from kg_rag.ingest.report import IngestReport
 from kg_rag.model import Chunk, KnowledgeGraph
 from kg_rag.model.names import (
     DEFAULT_ENTITY_TYPE,
@@ -37,6 +36,7 @@ from kg_rag.model.names import (
     upper_snake,
 )
 from kg_rag.model.relation_types import RelationTyper
+from kg_rag.model.report import IngestReport
 from kg_rag.tokens import count_tokens
 
 __all__ = [

@@ -19,10 +19,11 @@ from typing import Any
 from pydantic import Field, ValidationError
 
 from kg_rag.ingest.extract import ExtractionResult, ParsedRelation, apply_extraction
-from kg_rag.ingest.report import IngestReport
 from kg_rag.jsonio import load_json
 from kg_rag.model import Chunk, KnowledgeGraph
+from kg_rag.model.change import replace_documents
 from kg_rag.model.relation_types import RelationTyper
+from kg_rag.model.report import IngestReport
 from kg_rag.tokens import count_tokens
 
 FORMAT = "kg-rag-extractions"
@@ -57,8 +58,6 @@ def import_extraction_file(
     not is forgotten). The same id twice in one file is an error that names the ids, raised before ``kg`` is
     touched. ``source`` names already parsed ``data`` (its file) in messages and document records.
     """
-    from kg_rag.ingest.pipeline import replace_documents
-
     typer = typer or RelationTyper()
     report = report if report is not None else IngestReport()
     name = str(data) if isinstance(data, (str, Path)) else source or "extractions"

@@ -219,6 +219,13 @@ class ExtractionSchema:
         }
 
 
+def schema_key_of(extractor: Any) -> str | None:
+    """The key of the schema ``extractor`` extracts under (``None`` for no extractor, or one without a schema):
+    a document extracted under another key is extracted again."""
+    schema = getattr(extractor, "schema", None)
+    return schema.key() if schema is not None else None
+
+
 def load_schema(path: str | Path) -> ExtractionSchema:
     """:meth:`ExtractionSchema.from_file`."""
     return ExtractionSchema.from_file(path)

@@ -13,12 +13,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from kg_rag.ingest.report import IngestReport
 from kg_rag.jsonio import load_json
+from kg_rag.model.change import replace_documents
 from kg_rag.model.graph import KnowledgeGraph
 from kg_rag.model.names import canonical_key, clean_display_name, shown_name
 from kg_rag.model.records import Chunk
 from kg_rag.model.relation_types import RelationTyper
+from kg_rag.model.report import IngestReport
 from kg_rag.tokens import count_tokens
 
 logger = logging.getLogger(__name__)
@@ -126,8 +127,6 @@ def import_openie(
     left unchanged.
     ``names`` (OpenIE file, corpus file) name already parsed inputs in messages and chunk metadata.
     """
-    from kg_rag.ingest.pipeline import replace_documents
-
     typer = typer or RelationTyper()
     report = report if report is not None else IngestReport()
     target, kg = kg, KnowledgeGraph()  # built aside, then each passage replaces its earlier version

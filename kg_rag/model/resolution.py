@@ -12,7 +12,7 @@ name and type, what it was merged into, why, and the chunks that named it — so
   merged into, since which of the two a description was about is not recorded);
 - a split is a decision too: the two are never merged again automatically.
 
-The record is kept with the index's ingest report (:class:`~kg_rag.ingest.report.IngestReport`), which every store
+The record is kept with the index's ingest report (:class:`~kg_rag.model.report.IngestReport`), which every store
 persists with the index.
 """
 

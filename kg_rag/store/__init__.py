@@ -1,13 +1,15 @@
 """Stores: where an index lives. ``base`` defines the backend base class (what queries read), ``graph_store``
-the store base class, ``meta`` the one :class:`IndexMeta` every store writes, ``writer`` the one write path
-(:class:`IndexWriter`); ``directory`` keeps an index in files, ``postgres`` in a database, ``memory`` serves a
-snapshot in process. :func:`open_store` picks the store from a location."""
+the store base class (writes come through :class:`kg_rag.indexing.IndexWriter`); ``directory`` keeps an index in
+files, ``postgres`` in a database, ``memory`` serves a snapshot in process. :func:`open_store` picks the store
+from a location."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from kg_rag.index.meta import IndexMeta
+from kg_rag.model.change import GraphChange
 from kg_rag.store.base import (
     BackendInfo,
     EdgeFilter,
@@ -19,11 +21,9 @@ from kg_rag.store.base import (
     VersionedBackend,
 )
 from kg_rag.store.directory import DirectoryStore, load_index, save_index
-from kg_rag.store.graph_store import GraphChange, GraphStore
+from kg_rag.store.graph_store import GraphStore
 from kg_rag.store.locking import IndexLockedError
 from kg_rag.store.memory import LiveBackend, SnapshotBackend
-from kg_rag.store.meta import IndexMeta
-from kg_rag.store.writer import IndexWriter
 
 
 def is_database_uri(location: Any) -> bool:
@@ -50,7 +50,6 @@ __all__ = [
     "Hits",
     "IndexLockedError",
     "IndexMeta",
-    "IndexWriter",
     "LiveBackend",
     "Pairs",
     "QueryBackend",

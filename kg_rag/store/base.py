@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from kg_rag.index.meta import BackendInfo
 from kg_rag.model.names import upper_snake
 from kg_rag.model.records import SYNONYM_KIND, Chunk, Entity, Relation
 
@@ -231,23 +232,6 @@ class Pairs:
 
     def __len__(self) -> int:
         return int(self.left.size)
-
-
-@dataclass
-class BackendInfo:
-    """What a backend holds: counts, the embedding model the vectors come from, and its version."""
-
-    entities: int
-    relations: int
-    chunks: int
-    documents: int
-    dim: int
-    embedding_model: str
-    type_prefix: bool = True
-    version: str = ""
-    """Changes whenever the data changes (a generation name, a transaction counter)."""
-    relation_types: dict[str, int] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class QueryBackend(ABC):

@@ -36,17 +36,17 @@ import numpy as np
 
 from kg_rag.errors import IndexFormatError, IndexNotFoundError
 from kg_rag.index.build import GraphIndex
+from kg_rag.index.meta import FORMAT, IndexMeta, check_version
 from kg_rag.index.snapshot import CompiledGraph, Snapshot
 from kg_rag.index.vectors import VectorTable
-from kg_rag.ingest.report import IngestReport
 from kg_rag.model.graph import KnowledgeGraph
 from kg_rag.model.records import Chunk, chunk_from_record
+from kg_rag.model.report import IngestReport
 from kg_rag.store import files as F
 from kg_rag.store.base import VersionedBackend
 from kg_rag.store.graph_store import GraphStore
 from kg_rag.store.locking import READERS_LOCK, WRITER_LOCK, WriterLock, in_use
 from kg_rag.store.memory import SnapshotBackend
-from kg_rag.store.meta import FORMAT, IndexMeta, check_version
 from kg_rag.store.records import FileRecords
 
 logger = logging.getLogger(__name__)

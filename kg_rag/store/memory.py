@@ -20,6 +20,7 @@ import numpy as np
 from kg_rag.arrays import unique_first, unique_ints
 from kg_rag.index.build import GraphIndex, chunk_text
 from kg_rag.index.lexical import BM25Index, tokenize
+from kg_rag.index.meta import IndexMeta
 from kg_rag.index.snapshot import CompiledGraph, Snapshot, csr_gather
 from kg_rag.index.vectors import VectorTable
 from kg_rag.model.records import Chunk, Entity, Relation
@@ -36,7 +37,6 @@ from kg_rag.store.base import (
     VersionedBackend,
     count_communities,
 )
-from kg_rag.store.meta import IndexMeta
 
 logger = logging.getLogger(__name__)
 

@@ -65,7 +65,7 @@ def _same(a: Any, b: Any) -> bool:
 class DocumentFilter:
     """The documents a query may use: ``doc_ids`` (``None``: any) and metadata keys that must equal one of their
     values. Chunk metadata is the document's (``source``, ``title``, ``page`` and whatever a LangChain
-    ``Document`` carried into :func:`~kg_rag.ingest.pipeline.index_documents`)."""
+    ``Document`` carried into :func:`~kg_rag.indexing.plan.index_documents`)."""
 
     doc_ids: frozenset[str] | None = None
     metadata: tuple[tuple[str, tuple[Scalar, ...]], ...] = ()

@@ -9,8 +9,8 @@ import pytest
 
 from kg_rag import KnowledgeGraph
 from kg_rag.cli import main
+from kg_rag.indexing import index_documents
 from kg_rag.ingest import LLMExtractor, load_documents
-from kg_rag.ingest.pipeline import index_documents
 from kg_rag.store.directory import load_index
 
 SCHEMA = """\

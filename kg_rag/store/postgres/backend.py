@@ -19,8 +19,8 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
+from kg_rag.index.meta import IndexMeta
 from kg_rag.store.base import BackendInfo, VersionedBackend
-from kg_rag.store.meta import IndexMeta
 from kg_rag.store.postgres import rows as R
 from kg_rag.store.postgres.view import HNSW_MIN_EF, IVF_NPROBE, PostgresView
 

@@ -31,11 +31,11 @@ import numpy as np
 
 from kg_rag.index.build import chunk_text, entity_text, fact_text_of
 from kg_rag.index.embeddings import EmbeddingCache, model_id
-from kg_rag.ingest.report import IngestReport
+from kg_rag.model.change import REMOVED_KINDS, GraphChange, update_report
 from kg_rag.model.graph import KnowledgeGraph
 from kg_rag.model.names import DEFAULT_ENTITY_TYPE
 from kg_rag.model.records import chunk_from_record, chunk_to_record, entity_from_record, relation_from_record
-from kg_rag.store.graph_store import REMOVED_KINDS, GraphChange, update_report
+from kg_rag.model.report import IngestReport
 from kg_rag.store.postgres import rows as R
 
 logger = logging.getLogger(__name__)

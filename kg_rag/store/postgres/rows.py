@@ -15,9 +15,9 @@ from typing import Any
 
 from kg_rag.index.build import chunk_text
 from kg_rag.index.lexical import tokenize
+from kg_rag.index.meta import FORMAT, IndexMeta
 from kg_rag.model.names import RELATED
 from kg_rag.model.records import EXTRACTED, SYNONYM_KIND, relation_description
-from kg_rag.store.meta import FORMAT, IndexMeta
 from kg_rag.store.postgres import tables as S
 
 

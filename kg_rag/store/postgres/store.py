@@ -1,7 +1,7 @@
 """The PostgreSQL store: an index in a PostgreSQL schema, written transactionally, read by any number of
 processes (see :mod:`kg_rag.store.postgres.tables` for the tables).
 
-Writes (all through :class:`~kg_rag.store.writer.IndexWriter`). Adding, replacing or deleting documents
+Writes (all through :class:`~kg_rag.indexing.writer.IndexWriter`). Adding, replacing or deleting documents
 (:meth:`PostgresStore.apply`) touches only the rows they contribute, in one transaction, without loading the
 graph (:mod:`~kg_rag.store.postgres.changes`). ``save(index)`` replaces the whole index: a first save bulk-loads
 it, a later one writes the rows whose hashes changed (:mod:`~kg_rag.store.postgres.sync`). Writers hold a
@@ -36,13 +36,14 @@ import numpy as np
 
 from kg_rag.errors import ConfigurationError, IndexFormatError, IndexNotFoundError, KGRagError, StoreError
 from kg_rag.index.build import GraphIndex
+from kg_rag.index.meta import IndexMeta
 from kg_rag.index.vectors import VectorTable
-from kg_rag.ingest.report import IngestReport
+from kg_rag.model.change import GraphChange
 from kg_rag.model.graph import KnowledgeGraph
 from kg_rag.model.records import Chunk, chunk_from_record
-from kg_rag.store.graph_store import GraphChange, GraphStore
+from kg_rag.model.report import IngestReport
+from kg_rag.store.graph_store import GraphStore
 from kg_rag.store.locking import IndexLockedError, default_wait
-from kg_rag.store.meta import IndexMeta
 from kg_rag.store.postgres import rows as R
 from kg_rag.store.postgres import tables as S
 

@@ -21,8 +21,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from kg_rag.index.build import GraphIndex
+from kg_rag.index.meta import IndexMeta
 from kg_rag.model.records import chunk_to_record
-from kg_rag.store.meta import IndexMeta
 from kg_rag.store.postgres import rows as R
 from kg_rag.store.postgres import tables as S
 

@@ -29,6 +29,7 @@ import numpy as np
 from kg_rag.errors import IndexFormatError
 from kg_rag.index import vectors
 from kg_rag.index.lexical import tokenize
+from kg_rag.index.meta import IndexMeta
 from kg_rag.model.records import (
     Chunk,
     Entity,
@@ -48,7 +49,6 @@ from kg_rag.store.base import (
     TermScorer,
     VectorKind,
 )
-from kg_rag.store.meta import IndexMeta
 from kg_rag.store.postgres.lexical import (
     MAX_POSTINGS,
     Postings,
