@@ -43,7 +43,7 @@ _LAZY = {
     "QueryEngine": "kg_rag.query",
     "QueryParams": "kg_rag.query",
     "get_preset": "kg_rag.query",
-    "RetrievalResult": "kg_rag.query.types",
+    "RetrievalResult": "kg_rag.model.results",
     "DirectoryStore": "kg_rag.store",
     "IndexLockedError": "kg_rag.store",
     "QueryBackend": "kg_rag.store",

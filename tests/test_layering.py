@@ -79,9 +79,10 @@ def test_public_api_is_importable_from_the_top_level():
         assert name in kg_rag.__all__, name
 
 
-def _imports() -> dict[str, dict[str, bool]]:
-    """Every ``kg_rag`` import of every ``kg_rag`` module (outside ``if TYPE_CHECKING``): module -> imported
-    module -> whether the import is at module level (``False``: inside a function)."""
+def _imports(*, type_checking: bool = False) -> dict[str, dict[str, bool]]:
+    """Every ``kg_rag`` import of every ``kg_rag`` module (those under ``if TYPE_CHECKING`` only with
+    ``type_checking``): module -> imported module -> whether the import is at module level (``False``: inside a
+    function)."""
     import ast
     from pathlib import Path
 
@@ -98,12 +99,16 @@ def _imports() -> dict[str, dict[str, bool]]:
     for path, parts in files.items():
         module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        skip = {
-            id(n)
-            for node in ast.walk(tree)
-            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
-            for n in ast.walk(node)
-        }
+        skip = (
+            set()
+            if type_checking
+            else {
+                id(n)
+                for node in ast.walk(tree)
+                if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+                for n in ast.walk(node)
+            }
+        )
         inner = {
             id(n)
             for node in ast.walk(tree)
@@ -176,3 +181,44 @@ def test_no_import_circle_spans_two_packages():
         if module not in index:
             visit(module)
     assert not circles, circles
+
+
+LAYERS = (
+    ("errors", "tokens", "jsonio", "arrays", "fence", "chat_calls"),
+    ("model",),
+    ("ingest",),
+    ("communities",),
+    ("index",),
+    ("store",),
+    ("context",),
+    ("query",),
+    ("indexing",),
+    ("export", "testing", "demo"),
+    ("langchain", "explorer", "eval"),
+    ("cli",),
+)
+"""The layers of ``kg_rag``, ground first, as ``docs/architecture.md`` draws them: a module imports only from
+its own layer or those below."""
+
+
+def _layer(module: str) -> int:
+    name = module.split(".")[1]
+    return next(i for i, names in enumerate(LAYERS) if name in names)
+
+
+def test_every_package_has_a_layer():
+    modules = {m.split(".")[1] for m in _imports() if m != "kg_rag"}
+    assert modules == {name for names in LAYERS for name in names}
+
+
+def test_no_import_runs_back_up_a_layer():
+    """Not even inside a function or only for type checking's sake: the engine takes the context formatter as a
+    callable, and the result types, the path notation and the prompt fence sit below both."""
+    up = [
+        (module, name)
+        for module, names in _imports(type_checking=True).items()
+        if module != "kg_rag"
+        for name in names
+        if name != "kg_rag" and _layer(name) > _layer(module)
+    ]
+    assert not up, up

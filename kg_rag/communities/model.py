@@ -16,8 +16,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from kg_rag.context.render import quote_name
 from kg_rag.model.names import upper_snake
+from kg_rag.model.notation import quote_name
 from kg_rag.tokens import truncate_to_tokens
 
 

@@ -25,7 +25,7 @@ class MethodRun:
 
     chunk_ids: list[str]
     result: Any = None
-    """The :class:`~kg_rag.query.types.RetrievalResult` of a graph method (``None`` for chunk-only methods)."""
+    """The :class:`~kg_rag.model.results.RetrievalResult` of a graph method (``None`` for chunk-only methods)."""
     params: Any = None
     """The :class:`~kg_rag.query.params.QueryParams` it ran with (the runner formats the context with them)."""
 

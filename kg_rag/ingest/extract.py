@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from kg_rag.chat_calls import describe_chat_model, structured_output
 from kg_rag.errors import ExtractionError
 from kg_rag.ingest.extraction_schema import GLEANING_PROMPT, SYSTEM_PROMPT, ExtractionSchema, extraction_text
 from kg_rag.model import Chunk, KnowledgeGraph
@@ -302,8 +303,6 @@ class LLMExtractor:
         if not hasattr(llm, "invoke"):
             raise ValueError("llm must be a LangChain chat model")
         from langchain_core.runnables import RunnableLambda
-
-        from kg_rag.langchain.chat import describe_chat_model, structured_output  # the chat binding, no cycle
 
         schema = self.schema
         patterns = schema.relation_patterns

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kg_rag.fence import fenced
 from kg_rag.model.names import (
     DEFAULT_ENTITY_TYPES,
     DEFAULT_RELATION_PATTERNS,
@@ -67,8 +68,6 @@ HUMAN_PROMPT = "Text:\n{text}"
 def extraction_text(text: str) -> str:
     """A chunk's text as the extraction prompts take it: inside the fence every kg-rag prompt uses, every
     spelling of its tags in the text defused, so a document cannot close it and write instructions after it."""
-    from kg_rag.context.fence import fenced
-
     return fenced(text)
 
 

@@ -2,7 +2,7 @@
 
 ``build_answer_graph(retriever, llm)`` compiles ``START -> retrieve -> answer -> END``. The answer node gives
 the chat model the formatted context (paths, relationships table, entities, numbered sources) inside the fence
-every kg-rag output uses (:mod:`kg_rag.context.fence`), with a system prompt that explains the notation and
+every kg-rag output uses (:mod:`kg_rag.fence`), with a system prompt that explains the notation and
 says the context is data, not instructions. The result carries the documents and paths the model was shown (a
 token budget may cut some), for citations.
 
@@ -24,9 +24,9 @@ from langgraph.graph.message import add_messages
 from pydantic import BaseModel, Field
 from typing_extensions import NotRequired, TypedDict  # pydantic needs it for the graph's JSON schema on Python < 3.12
 
-from kg_rag.context.fence import fenced
+from kg_rag.chat_calls import chat_failure
 from kg_rag.errors import KGRagError
-from kg_rag.langchain.chat import chat_failure
+from kg_rag.fence import fenced
 from kg_rag.langchain.documents import to_documents
 from kg_rag.langchain.retriever import RETRIEVAL_SETTINGS
 from kg_rag.query.history import content_text
@@ -251,7 +251,7 @@ def _answer_model(llm: Any, chain_of_thought: bool) -> Any:
     :class:`ReasonedAnswer` (a JSON reply for a model without structured output)."""
     if not chain_of_thought:
         return llm
-    from kg_rag.langchain.chat import structured_output
+    from kg_rag.chat_calls import structured_output
 
     return structured_output(llm, ReasonedAnswer)
 

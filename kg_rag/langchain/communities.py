@@ -26,8 +26,8 @@ from typing_extensions import TypedDict
 from kg_rag.communities.model import Community
 from kg_rag.communities.model import Finding as FindingRecord
 from kg_rag.communities.reports import ReportDraft
-from kg_rag.context.fence import data_lines, fenced
 from kg_rag.context.format import community_block, safe_label
+from kg_rag.fence import data_lines, fenced
 from kg_rag.ingest.extract import Usage, _per_input, usage_of
 from kg_rag.query.history import validate_query
 from kg_rag.tokens import count_tokens
@@ -91,7 +91,7 @@ def _structured_chain(
     from langchain_core.prompts import ChatPromptTemplate
     from langchain_core.runnables import RunnableLambda
 
-    from kg_rag.langchain.chat import structured_output
+    from kg_rag.chat_calls import structured_output
 
     structured = structured_output(llm, schema, include_raw=True)
     prompt = ChatPromptTemplate.from_messages([("system", system), ("human", human)])

@@ -18,10 +18,10 @@ from typing import Any
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda
 
-from kg_rag.context.fence import fenced
 from kg_rag.context.format import format_sources, keep_graph_lines, render_passage
+from kg_rag.fence import fenced
+from kg_rag.model.results import RetrievalResult, ScoredChunk
 from kg_rag.query.params import QueryParams
-from kg_rag.query.types import RetrievalResult, ScoredChunk
 from kg_rag.tokens import count_tokens
 
 

@@ -2,7 +2,7 @@
 
 All retrieval logic lives in :mod:`kg_rag.query`, settings resolution included. This class binds it to
 LangChain's retriever protocol: ``invoke``/``ainvoke`` return the top chunks as ``Document``s, and
-:meth:`retrieve` gives the full :class:`~kg_rag.query.types.RetrievalResult` (context, paths, relations) as a
+:meth:`retrieve` gives the full :class:`~kg_rag.model.results.RetrievalResult` (context, paths, relations) as a
 traced retriever run of its own, for answer nodes and agent tools.
 
 Settings come from one place per call: the retriever's fields (``params`` — ``preset=`` names one —, ``k``), then
@@ -33,9 +33,9 @@ from kg_rag.index.build import GraphIndex, build_index
 from kg_rag.index.embeddings import model_id
 from kg_rag.langchain.documents import compressor_reranker, to_documents
 from kg_rag.model.graph import KnowledgeGraph
+from kg_rag.model.results import RetrievalResult
 from kg_rag.query.engine import QueryEngine, settings_from
 from kg_rag.query.params import SETTING_NAMES, QueryParams, build_params
-from kg_rag.query.types import RetrievalResult
 from kg_rag.store.memory import LiveBackend
 
 logger = logging.getLogger(__name__)

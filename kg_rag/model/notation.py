@@ -16,7 +16,7 @@ from kg_rag.model.names import upper_snake
 from kg_rag.model.records import Relation
 
 if TYPE_CHECKING:
-    from kg_rag.query.types import GraphPath
+    from kg_rag.model.results import GraphPath
 
 _NOTATION = re.compile(r'->|<-|[\[\]|,"\\<>]|^[\s-]|\s$|^$')
 

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kg_rag.context.render import quote_name
 from kg_rag.model.names import canonical_key, upper_snake
+from kg_rag.model.notation import quote_name
+from kg_rag.model.results import GraphPath, PathStep
 from kg_rag.query.limits import suggest_entities, unknown_name
 from kg_rag.query.params import WalkSettings
 from kg_rag.query.seeds import resolve_names
 from kg_rag.query.senses import same_thing
-from kg_rag.query.types import GraphPath, PathStep
 from kg_rag.store.base import EdgeFilter, QueryBackend
 from kg_rag.store.scope import ScopedView
 

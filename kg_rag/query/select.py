@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kg_rag.model.relation_types import tokens
+from kg_rag.model.results import GraphPath, PathStep, RelationRow, ScoredEntity
 from kg_rag.query.params import QueryParams
 from kg_rag.query.seeds import Seeds
 from kg_rag.query.senses import same_thing
-from kg_rag.query.types import GraphPath, PathStep, RelationRow, ScoredEntity
 from kg_rag.query.workspace import Workspace
 from kg_rag.store.base import EdgeSet, Pairs
 

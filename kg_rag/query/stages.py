@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kg_rag.context.format import format_context
-from kg_rag.context.render import render_path
+from kg_rag.context.format import ContextFormatter, format_context
 from kg_rag.model.names import SYNONYM, canonical_key, upper_snake
+from kg_rag.model.notation import render_path
+from kg_rag.model.results import RetrievalResult, ScoredChunk, StageRun
 from kg_rag.query.limits import suggest_entities, unknown_name
 from kg_rag.query.params import QueryParams
 from kg_rag.query.relation_match import question_relation_words
@@ -38,7 +39,6 @@ from kg_rag.query.select import (
 )
 from kg_rag.query.strategies import StrategyInput, StrategyOutput
 from kg_rag.query.strategies.base import rank_top
-from kg_rag.query.types import RetrievalResult, ScoredChunk, StageRun
 from kg_rag.query.workspace import Workspace
 from kg_rag.store.base import BackendInfo, EdgeFilter, Expansion, QueryBackend
 from kg_rag.store.scope import ScopedView
@@ -82,6 +82,8 @@ class QueryState:
     """Reorders (and may drop) the ranked chunks before the graph half is chosen for them."""
     embed: Callable[[str], np.ndarray] | None = None
     """The query embedding function, for suggestions when a filter names an unknown entity."""
+    formatter: ContextFormatter = format_context
+    """The last stage: ``(result, params) -> FormattedContext``."""
     warnings: list[str] = field(default_factory=list)
     edge_filter: EdgeFilter = field(default_factory=EdgeFilter)
     ws: Workspace | None = None
@@ -372,7 +374,7 @@ def shown_report_rows(communities: list, result: RetrievalResult, named: set[str
 def run_context(s: QueryState) -> None:
     """The token-budgeted context the answer model reads."""
     result = _result(s)
-    formatted = format_context(result, s.params)
+    formatted = s.formatter(result, s.params)
     result.warnings.extend(w for w in formatted.warnings if w not in result.warnings)
     result.context, result.section_tokens, result.formatted = formatted.text, formatted.section_tokens, formatted
 
@@ -462,13 +464,17 @@ def run_pipeline(
     earlier: str = "",
     reranker: Reranker | None = None,
     embed: Callable[[str], np.ndarray] | None = None,
+    formatter: ContextFormatter = format_context,
 ) -> RetrievalResult:
     """Run the stages for one query inside one read view; the result carries the context and the stage log.
-    ``embed`` (the query embedding function) lets a warning about an unknown entity name suggest known ones."""
+    ``embed`` (the query embedding function) lets a warning about an unknown entity name suggest known ones;
+    ``formatter`` writes the context (:func:`~kg_rag.context.format.format_context` by default)."""
     info = view.info()
     if info.dim and query.size != info.dim:
         raise ValueError(f"the query vector has dimension {query.size}, the index has {info.dim}")
-    state = QueryState(view, query, text, params, info, earlier=earlier, reranker=reranker, embed=embed)
+    state = QueryState(
+        view, query, text, params, info, earlier=earlier, reranker=reranker, embed=embed, formatter=formatter
+    )
     if info.chunks == 0:
         state.warnings.append("the index has no chunks")
         result = RetrievalResult(text, [], [], [], [], warnings=state.warnings)

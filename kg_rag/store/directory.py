@@ -34,6 +34,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+import kg_rag.store.files as F
 from kg_rag.errors import IndexFormatError, IndexNotFoundError
 from kg_rag.index.build import GraphIndex
 from kg_rag.index.meta import FORMAT, IndexMeta, check_version
@@ -42,7 +43,6 @@ from kg_rag.index.vectors import VectorTable
 from kg_rag.model.graph import KnowledgeGraph
 from kg_rag.model.records import Chunk, chunk_from_record
 from kg_rag.model.report import IngestReport
-from kg_rag.store import files as F
 from kg_rag.store.base import VersionedBackend
 from kg_rag.store.graph_store import GraphStore
 from kg_rag.store.locking import READERS_LOCK, WRITER_LOCK, WriterLock, in_use

@@ -19,9 +19,9 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
+import kg_rag.store.postgres.rows as R
 from kg_rag.index.meta import IndexMeta
 from kg_rag.store.base import BackendInfo, VersionedBackend
-from kg_rag.store.postgres import rows as R
 from kg_rag.store.postgres.view import HNSW_MIN_EF, IVF_NPROBE, PostgresView
 
 __all__ = ["SEARCH_WORKERS", "PostgresBackend", "PostgresView"]

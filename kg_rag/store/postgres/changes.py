@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+import kg_rag.store.postgres.rows as R
 from kg_rag.index.build import chunk_text, entity_text, fact_text_of
 from kg_rag.index.embeddings import EmbeddingCache, model_id
 from kg_rag.model.change import REMOVED_KINDS, GraphChange, update_report
@@ -36,7 +37,6 @@ from kg_rag.model.graph import KnowledgeGraph
 from kg_rag.model.names import DEFAULT_ENTITY_TYPE
 from kg_rag.model.records import chunk_from_record, chunk_to_record, entity_from_record, relation_from_record
 from kg_rag.model.report import IngestReport
-from kg_rag.store.postgres import rows as R
 
 logger = logging.getLogger(__name__)
 

@@ -34,6 +34,8 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import numpy as np
 
+import kg_rag.store.postgres.rows as R
+import kg_rag.store.postgres.tables as S
 from kg_rag.errors import ConfigurationError, IndexFormatError, IndexNotFoundError, KGRagError, StoreError
 from kg_rag.index.build import GraphIndex
 from kg_rag.index.meta import IndexMeta
@@ -44,8 +46,6 @@ from kg_rag.model.records import Chunk, chunk_from_record
 from kg_rag.model.report import IngestReport
 from kg_rag.store.graph_store import GraphStore
 from kg_rag.store.locking import IndexLockedError, default_wait
-from kg_rag.store.postgres import rows as R
-from kg_rag.store.postgres import tables as S
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -20,11 +20,11 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+import kg_rag.store.postgres.rows as R
+import kg_rag.store.postgres.tables as S
 from kg_rag.index.build import GraphIndex
 from kg_rag.index.meta import IndexMeta
 from kg_rag.model.records import chunk_to_record
-from kg_rag.store.postgres import rows as R
-from kg_rag.store.postgres import tables as S
 
 logger = logging.getLogger(__name__)
 
