@@ -40,11 +40,11 @@ def one_line(exc: BaseException) -> str:
 def check_location(location: str) -> None:
     """An index location a command can open: an empty one (e.g. an unset shell variable) is not the current
     folder, and a file or a missing path is named as such."""
-    from kg_rag.store import is_database_uri
+    from kg_rag.store import is_registered
 
     if not location.strip():
         raise CLIError("the index path is empty")
-    if is_database_uri(location):
+    if is_registered(location):  # a database (or another registered store) checks itself when opened
         return
     path = Path(location)
     if path.exists() and not path.is_dir():

@@ -14,6 +14,7 @@ transaction); user-facing ids (entity keys, relation ids, chunk ids) come from t
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -491,18 +492,11 @@ def count_communities(memberships: Iterable[list[tuple[int, str]]], level: int |
 class VersionedBackend(QueryBackend):
     """A backend that serves successive versions of an index: :meth:`reader` yields a view of the current one,
     and every query operation called on the backend itself runs in a view of its own (so it is consistent,
-    but handles from two such calls may come from two versions — use :meth:`reader` to query)."""
+    but handles from two such calls may come from two versions — use :meth:`reader` to query). The operations
+    are forwarded by :func:`_forwarded`, one per name in :data:`FORWARDED`; none is written out by hand."""
 
     @abstractmethod
     def reader(self) -> AbstractContextManager[QueryBackend]: ...
-
-    def info(self) -> BackendInfo:
-        with self.reader() as view:
-            return view.info()
-
-    def search(self, kind: VectorKind, query: np.ndarray, k: int, min_score: float | None = None) -> Hits:
-        with self.reader() as view:
-            return view.search(kind, query, k, min_score)
 
     def search_ahead(
         self, query: np.ndarray, requests: Sequence[tuple[VectorKind, int]], text: str | None = None
@@ -510,107 +504,58 @@ class VersionedBackend(QueryBackend):
         """Nothing to run ahead: each call on the backend itself runs in a view of its own, so results found
         ahead would have nobody to answer (a query runs ahead in its :meth:`reader` view)."""
 
-    def similarity(self, kind: VectorKind, query: np.ndarray, ids: np.ndarray) -> np.ndarray:
-        with self.reader() as view:
-            return view.similarity(kind, query, ids)
-
-    def lexical_search(self, text: str, k: int) -> Hits:
-        with self.reader() as view:
-            return view.lexical_search(text, k)
-
-    def lexical_scores(self, text: str, chunk_ids: np.ndarray) -> np.ndarray:
-        with self.reader() as view:
-            return view.lexical_scores(text, chunk_ids)
-
     def term_scorer(self, words: Sequence[str]) -> TermScorer:
         """Scores through this backend's own calls (each in a view of its own): a scorer from one view would
         outlive it."""
         return TermScorer(self)
 
-    def lookup_entities(self, keys: Sequence[str]) -> dict[str, int]:
-        with self.reader() as view:
-            return view.lookup_entities(keys)
 
-    def expand(self, seeds: Mapping[int, float], max_hops: int, edge_filter: EdgeFilter, **kwargs: Any) -> Expansion:
-        with self.reader() as view:
-            return view.expand(seeds, max_hops, edge_filter, **kwargs)
+FORWARDED = (
+    "info",
+    "search",
+    "similarity",
+    "lexical_search",
+    "lexical_scores",
+    "lookup_entities",
+    "expand",
+    "edges_of",
+    "edges_by_id",
+    "chunk_entities",
+    "entity_chunks",
+    "names",
+    "labels",
+    "mention_counts",
+    "degrees",
+    "chunk_relations",
+    "relation_chunks",
+    "entities",
+    "relations",
+    "chunks",
+    "matching_chunks",
+    "scope_members",
+    "chunk_handles",
+    "iter_chunks",
+    "list_communities",
+    "community_records",
+    "communities_for",
+)
+"""The query operations a :class:`VersionedBackend` runs in a view of its own."""
 
-    def edges_of(self, entity_ids: np.ndarray, edge_filter: EdgeFilter, *, among: bool = False) -> EdgeSet:
-        with self.reader() as view:
-            return view.edges_of(entity_ids, edge_filter, among=among)
 
-    def edges_by_id(self, relation_ids: np.ndarray) -> EdgeSet:
-        with self.reader() as view:
-            return view.edges_by_id(relation_ids)
+def _forwarded(name: str) -> Any:
+    operation = getattr(QueryBackend, name)
 
-    def chunk_entities(self, chunk_ids: np.ndarray) -> Pairs:
+    @functools.wraps(operation)
+    def forward(self: VersionedBackend, *args: Any, **kwargs: Any) -> Any:
         with self.reader() as view:
-            return view.chunk_entities(chunk_ids)
+            return getattr(view, name)(*args, **kwargs)
 
-    def entity_chunks(self, entity_ids: np.ndarray) -> Pairs:
-        with self.reader() as view:
-            return view.entity_chunks(entity_ids)
+    forward.__isabstractmethod__ = False  # type: ignore[attr-defined]
+    return forward
 
-    def names(self, entity_ids: np.ndarray) -> list[str | None]:
-        with self.reader() as view:
-            return view.names(entity_ids)
 
-    def labels(self, entity_ids: np.ndarray) -> list[tuple[str, str] | None]:
-        with self.reader() as view:
-            return view.labels(entity_ids)
-
-    def mention_counts(self, entity_ids: np.ndarray) -> np.ndarray:
-        with self.reader() as view:
-            return view.mention_counts(entity_ids)
-
-    def degrees(self, entity_ids: np.ndarray) -> np.ndarray:
-        with self.reader() as view:
-            return view.degrees(entity_ids)
-
-    def chunk_relations(self, chunk_ids: np.ndarray, edge_filter: EdgeFilter) -> tuple[Pairs, EdgeSet]:
-        with self.reader() as view:
-            return view.chunk_relations(chunk_ids, edge_filter)
-
-    def relation_chunks(self, relation_ids: np.ndarray) -> Pairs:
-        with self.reader() as view:
-            return view.relation_chunks(relation_ids)
-
-    def entities(self, ids: np.ndarray) -> list[Entity | None]:
-        with self.reader() as view:
-            return view.entities(ids)
-
-    def relations(self, ids: np.ndarray) -> list[Relation | None]:
-        with self.reader() as view:
-            return view.relations(ids)
-
-    def chunks(self, ids: np.ndarray) -> list[Chunk | None]:
-        with self.reader() as view:
-            return view.chunks(ids)
-
-    def matching_chunks(self, doc_filter: Any) -> np.ndarray:
-        with self.reader() as view:
-            return view.matching_chunks(doc_filter)
-
-    def scope_members(self, chunk_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        with self.reader() as view:
-            return view.scope_members(chunk_ids)
-
-    def chunk_handles(self, chunk_ids: Sequence[str]) -> dict[str, int]:
-        with self.reader() as view:
-            return view.chunk_handles(chunk_ids)
-
-    def iter_chunks(self) -> Iterator[tuple[int, Chunk]]:
-        with self.reader() as view:
-            yield from view.iter_chunks()
-
-    def list_communities(self, level: int | None = None) -> list[Any]:
-        with self.reader() as view:
-            return view.list_communities(level)
-
-    def community_records(self, ids: Sequence[str]) -> list[Any]:
-        with self.reader() as view:
-            return view.community_records(ids)
-
-    def communities_for(self, entity_ids: np.ndarray, level: int | None = None) -> list[tuple[str, int]]:
-        with self.reader() as view:
-            return view.communities_for(entity_ids, level)
+for _name in FORWARDED:
+    setattr(VersionedBackend, _name, _forwarded(_name))
+VersionedBackend.__abstractmethods__ = frozenset(
+    name for name in VersionedBackend.__abstractmethods__ if name not in FORWARDED
+)

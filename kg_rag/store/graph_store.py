@@ -20,6 +20,7 @@ from kg_rag.model.graph import KnowledgeGraph
 from kg_rag.model.records import Chunk
 from kg_rag.model.report import IngestReport
 from kg_rag.store.base import QueryBackend
+from kg_rag.store.memory import StoreBackend
 
 
 class GraphStore(ABC):
@@ -28,41 +29,64 @@ class GraphStore(ABC):
     :class:`~kg_rag.store.postgres.PostgresStore`; :mod:`kg_rag.testing` checks both the same way. Writes go
     through :class:`~kg_rag.indexing.writer.IndexWriter`, which holds :meth:`writing` around them."""
 
+    # ------------------------------------------------------------------ what a store must implement (4)
     @abstractmethod
-    def exists(self) -> bool: ...
+    def exists(self) -> bool:
+        """Whether an index is stored here."""
 
     @abstractmethod
     def writing(self, wait: float | None = None) -> AbstractContextManager[Any]:
-        """Hold the writer lock for a whole read–modify–write (re-entrant; ``save`` inside does not wait)."""
-
-    @abstractmethod
-    def read_meta(self) -> IndexMeta:
-        """The stored :class:`IndexMeta`, validated (:class:`~kg_rag.errors.IndexNotFoundError` when none)."""
-
-    @abstractmethod
-    def read_report(self) -> IngestReport:
-        """The stored ingest report (skipped input, extraction failures, usage)."""
-
-    @abstractmethod
-    def documents(self, ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
-        """The stored documents' records (``id``, ``source``, ``content_hash``, ..., ``chunks``); only those of
-        ``ids`` when given (unknown ids are left out)."""
-
-    @abstractmethod
-    def chunks_of(self, doc_ids: Sequence[str]) -> dict[str, list[Chunk]]:
-        """The stored chunks of these documents, by document id (documents without chunks are left out)."""
+        """Hold the writer lock for a whole read–modify–write (re-entrant; ``save`` inside does not wait); a
+        second writer gives up after ``wait`` seconds with :class:`~kg_rag.store.locking.IndexLockedError`."""
 
     @abstractmethod
     def save(self, index: Any, *, wait: float | None = None, forget: bool = False) -> str:
-        """Replace the stored index with ``index`` (a :class:`~kg_rag.index.build.GraphIndex`)."""
+        """Replace the stored index with ``index`` (a :class:`~kg_rag.index.build.GraphIndex`); returns the new
+        version. ``forget``: keep no older version holding removed text."""
 
     @abstractmethod
     def load(self) -> Any:
-        """The stored index as an editable :class:`~kg_rag.index.build.GraphIndex`."""
+        """The stored index as an editable :class:`~kg_rag.index.build.GraphIndex`
+        (:class:`~kg_rag.errors.IndexNotFoundError` when none)."""
 
-    @abstractmethod
+    # ------------------------------------------------------------------ derived (override for speed)
+    @property
+    def version(self) -> str:
+        """Changes whenever the stored index does (``""``: unknown, so every read loads it again)."""
+        return ""
+
+    def read_meta(self) -> IndexMeta:
+        """The stored :class:`IndexMeta`, validated (:class:`~kg_rag.errors.IndexNotFoundError` when none). This
+        default loads the index."""
+        return IndexMeta.of_index(self.load(), schema_version=0, version=self.version)
+
+    def read_report(self) -> IngestReport:
+        """The stored ingest report (skipped input, extraction failures, usage). This default loads the index."""
+        return self.load().report
+
+    def documents(self, ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """The stored documents' records (``id``, ``source``, ``content_hash``, ..., ``chunks``); only those of
+        ``ids`` when given (unknown ids are left out). This default loads the index."""
+        records = list(self.load().kg.document_records())
+        if ids is None:
+            return records
+        wanted = set(map(str, ids))
+        return [r for r in records if str(r["id"]) in wanted]
+
+    def chunks_of(self, doc_ids: Sequence[str]) -> dict[str, list[Chunk]]:
+        """The stored chunks of these documents, by document id (documents without chunks are left out). This
+        default loads the index."""
+        wanted = set(doc_ids)
+        out: dict[str, list[Chunk]] = {}
+        for chunk in self.load().kg.chunks.values():
+            if chunk.doc_id in wanted:
+                out.setdefault(chunk.doc_id, []).append(chunk)
+        return out
+
     def backend(self) -> QueryBackend:
-        """A read-only view for queries."""
+        """A read-only view for queries. This default serves the loaded index with the in-process reference
+        backend, loading it again when :attr:`version` changes (or on every read when it is ``""``)."""
+        return StoreBackend(self)
 
     def stats(self) -> dict[str, Any]:
         """Counts, skipped input and failures, embedding model and version (no graph is built)."""

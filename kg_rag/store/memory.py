@@ -610,3 +610,36 @@ class LiveBackend(VersionedBackend):
 
     def to_index(self) -> GraphIndex:
         return self.index
+
+
+class StoreBackend(VersionedBackend):
+    """The default query backend of a store (:meth:`GraphStore.backend`): its loaded index, served by the
+    in-process reference backend; loaded again when the store's ``version`` changes (on every read when the store
+    cannot tell, so a reader always sees the last committed write)."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+        self._lock = threading.Lock()
+        self._version: str | None = None
+        self._current: SnapshotBackend | None = None
+
+    def current(self) -> SnapshotBackend:
+        version = self._store.version
+        with self._lock:
+            if self._current is None or not version or version != self._version:
+                index = self._store.load()
+                self._current = SnapshotBackend(Snapshot.from_index(index, version=version))
+                self._version = version
+            return self._current
+
+    @contextmanager
+    def reader(self) -> Iterator[SnapshotBackend]:
+        with self.current().query_view() as view:
+            yield view
+
+    def refresh(self) -> bool:
+        version = self._store.version
+        if not version or version == self._version:
+            return False
+        self.current()
+        return True
