@@ -10,6 +10,8 @@ import os
 import re
 from typing import Any
 
+from kg_rag.errors import InputError
+
 
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
@@ -87,7 +89,7 @@ def json_output(llm: Any, schema: Any, *, include_raw: bool = False) -> Any:
             parsed, error = schema.model_validate(_json_object(_text(raw))), None
         except Exception as exc:  # noqa: BLE001 - a reply that is not the object asked for
             if not include_raw:
-                raise ValueError(f"the chat model's reply is not a JSON {schema.__name__}: {_first_line(exc)}") from exc
+                raise InputError(f"the chat model's reply is not a JSON {schema.__name__}: {_first_line(exc)}") from exc
             parsed, error = None, exc
         return {"raw": raw, "parsed": parsed, "parsing_error": error} if include_raw else parsed
 
@@ -117,4 +119,4 @@ def _json_object(text: str) -> Any:
             return decoder.raw_decode(text, match.start())[0]
         except json.JSONDecodeError:
             continue
-    raise ValueError("no JSON object in the reply")
+    raise InputError("no JSON object in the reply")

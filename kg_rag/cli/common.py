@@ -11,8 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-logger = logging.getLogger("kg_rag.cli")
+from kg_rag.errors import KGRagError
 
+logger = logging.getLogger("kg_rag.cli")
 
 CHAT_MODEL_HELP = (
     "chat model: provider:model of LangChain's init_chat_model (openai:gpt-4o-mini, ollama:qwen2.5, anthropic:...), "
@@ -21,7 +22,7 @@ CHAT_MODEL_HELP = (
 )
 
 
-class CLIError(Exception):
+class CLIError(KGRagError):
     """A user-facing error: printed as one line, exit status 2."""
 
 

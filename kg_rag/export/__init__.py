@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from kg_rag.errors import InputError
 from kg_rag.export.graph_documents import graph_document_dicts, read_graph_documents, write_graph_documents
 from kg_rag.export.graphml import read_graphml, to_networkx, write_graphml
 from kg_rag.export.jsonl import read_jsonl, write_jsonl
@@ -35,7 +36,7 @@ WRITERS: dict[str, Writer] = {
 def register_format(name: str, writer: Writer) -> None:
     """Let :func:`export_graph` write ``name`` with ``writer`` (see :data:`Writer`)."""
     if not name or not callable(writer):
-        raise ValueError("register_format needs a name and a writer callable")
+        raise InputError("register_format needs a name and a writer callable")
     WRITERS[name] = writer
 
 
@@ -44,7 +45,7 @@ def export_graph(kg: KnowledgeGraph, fmt: str, out: str | Path, *, overwrite: bo
     (``files``, ``entities``, ``relations``). An existing file, or a folder that is not empty, is refused
     (``FileExistsError``) unless ``overwrite``."""
     if fmt not in WRITERS:
-        raise ValueError(f"unknown export format {fmt!r}; choose one of {', '.join(WRITERS)}")
+        raise InputError(f"unknown export format {fmt!r}; choose one of {', '.join(WRITERS)}")
     return WRITERS[fmt](kg, Path(out), overwrite=overwrite)
 
 

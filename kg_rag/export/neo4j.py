@@ -21,6 +21,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from kg_rag.errors import InputError
 from kg_rag.export.rows import atomic_file, check_target, entity_rows, relation_rows
 from kg_rag.model.graph import KnowledgeGraph
 
@@ -60,7 +61,7 @@ def _delimiter(entities: list[dict[str, Any]], relations: list[dict[str, Any]]) 
     for d in _DELIMITERS:
         if not any(d in v for v in values):
             return d
-    raise ValueError("every array delimiter (; | \\x1f) occurs in some chunk or document id")
+    raise InputError("every array delimiter (; | \\x1f) occurs in some chunk or document id")
 
 
 def _cell(value: Any, delimiter: str) -> Any:

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from kg_rag.errors import InputError
 from kg_rag.index.embeddings import EmbeddingCache, model_id
 from kg_rag.index.meta import IndexMeta
 from kg_rag.index.vectors import VectorTable
@@ -190,7 +191,7 @@ def _finish(
     entities, facts, chunks = tables
     dims = {t.dim for t in (entities, facts, chunks) if len(t)}
     if len(dims) > 1:
-        raise ValueError(f"embedding dimensions disagree across entities/facts/chunks: {sorted(dims)}")
+        raise InputError(f"embedding dimensions disagree across entities/facts/chunks: {sorted(dims)}")
     logger.info("embedded %d texts (%d from cache)", cache.misses + cache.hits, cache.hits)
     return GraphIndex(
         plan.kg,

@@ -20,7 +20,7 @@ from contextlib import ExitStack
 from typing import Any
 
 from kg_rag.communities import refresh_communities
-from kg_rag.errors import EntityResolutionError, IndexNotFoundError
+from kg_rag.errors import EntityResolutionError, IndexNotFoundError, InputError, UnknownNameError
 from kg_rag.index.meta import IndexMeta
 from kg_rag.indexing.job import IndexJob, StoreTarget
 from kg_rag.indexing.plan import DocumentChanges, DocumentPlan
@@ -40,7 +40,7 @@ class IndexWriter:
 
     def __init__(self, store: GraphStore, embeddings: Any = None, *, wait: float | None = None, progress: bool = False):
         if not isinstance(store, GraphStore):
-            raise ValueError(f"store must be a kg_rag GraphStore, got {type(store).__name__}")
+            raise InputError(f"store must be a kg_rag GraphStore, got {type(store).__name__}")
         self.store = store
         self.embeddings = embeddings
         self.wait = wait
@@ -67,7 +67,7 @@ class IndexWriter:
 
     def _embeddings(self) -> Any:
         if self.embeddings is None:
-            raise ValueError("this write embeds new text: give IndexWriter the index's embeddings")
+            raise InputError("this write embeds new text: give IndexWriter the index's embeddings")
         return self.embeddings
 
     # ------------------------------------------------------------------ what is stored
@@ -144,7 +144,7 @@ class IndexWriter:
             missing = [d for d in ids if d not in known]
             if missing:
                 shown = ", ".join(map(repr, missing[:5])) + (" ..." if len(missing) > 5 else "")
-                raise KeyError(f"no document {shown} in {self.store}")
+                raise UnknownNameError(f"no document {shown} in {self.store}")
             return self.apply(GraphChange(forget=True).remove(ids))
 
     def edit(self, fn: Callable[[Any], Any], *, synonym_threshold: float | None = None) -> Any:

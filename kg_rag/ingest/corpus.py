@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from kg_rag.errors import InputError
 from kg_rag.ingest.extract import apply_extraction
 from kg_rag.ingest.extraction_schema import schema_key_of
 from kg_rag.ingest.openie import add_passages, clash_check
@@ -44,7 +45,7 @@ def import_corpus(
     passages = load_json(corpus) if isinstance(corpus, (str, Path)) else corpus
     source = str(corpus) if isinstance(corpus, (str, Path)) else (name or "corpus")
     if not isinstance(passages, list):
-        raise ValueError(f"{source}: expected a list of {{title, text}} passages")
+        raise InputError(f"{source}: expected a list of {{title, text}} passages")
     clash_check(kg, passages, source)
     key = schema_key_of(extractor)
 

@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from kg_rag.chat_calls import describe_chat_model, structured_output
-from kg_rag.errors import ExtractionError
+from kg_rag.errors import ExtractionError, InputError
 from kg_rag.ingest.extraction_schema import GLEANING_PROMPT, SYSTEM_PROMPT, ExtractionSchema, extraction_text
 from kg_rag.model import Chunk, KnowledgeGraph
 from kg_rag.model.names import (
@@ -289,9 +289,9 @@ class LLMExtractor:
         gleaning: int = 0,
     ) -> None:
         if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) or max_concurrency < 1:
-            raise ValueError(f"max_concurrency must be an integer >= 1, got {max_concurrency!r}")
+            raise InputError(f"max_concurrency must be an integer >= 1, got {max_concurrency!r}")
         if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
-            raise ValueError(f"max_retries must be an integer >= 0, got {max_retries!r}")
+            raise InputError(f"max_retries must be an integer >= 0, got {max_retries!r}")
         self.schema = ExtractionSchema(
             entity_types=entity_types,
             relation_types=relation_types,
@@ -301,7 +301,7 @@ class LLMExtractor:
             gleaning=gleaning,
         )
         if not hasattr(llm, "invoke"):
-            raise ValueError("llm must be a LangChain chat model")
+            raise InputError("llm must be a LangChain chat model")
         from langchain_core.runnables import RunnableLambda
 
         schema = self.schema

@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import Field, ValidationError
 
+from kg_rag.errors import InputError
 from kg_rag.ingest.extract import ExtractionResult, ParsedRelation, apply_extraction
 from kg_rag.jsonio import load_json
 from kg_rag.model import Chunk, KnowledgeGraph
@@ -40,7 +41,7 @@ def check_extraction_payload(payload: Any, name: str = "extractions") -> dict[st
     """The parsed file, when it has the format's shape (``{"documents": [...]}``); cheap, so a caller can check
     before it creates anything."""
     if not isinstance(payload, dict) or not isinstance(payload.get("documents"), list):
-        raise ValueError(f'{name}: expected {{"documents": [...]}} in the {FORMAT} format')
+        raise InputError(f'{name}: expected {{"documents": [...]}} in the {FORMAT} format')
     return payload
 
 
@@ -66,7 +67,7 @@ def import_extraction_file(
     duplicates = sorted(i for i, n in ids.items() if n > 1)
     if duplicates:
         shown = ", ".join(repr(d) for d in duplicates[:5]) + (" ..." if len(duplicates) > 5 else "")
-        raise ValueError(f"{name}: {len(duplicates)} document ids occur more than once: {shown}")
+        raise InputError(f"{name}: {len(duplicates)} document ids occur more than once: {shown}")
     fragment = KnowledgeGraph()
     fragment_report = IngestReport()
     for n, doc in enumerate(payload["documents"]):

@@ -29,6 +29,7 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig, ensure_config
 from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 
+from kg_rag.errors import InputError
 from kg_rag.index.build import GraphIndex, build_index
 from kg_rag.index.embeddings import model_id
 from kg_rag.langchain.documents import compressor_reranker, to_documents
@@ -96,12 +97,12 @@ class EntityBasedKGRAG(BaseRetriever):
 
     def model_post_init(self, __context: Any) -> None:
         if self.index is not None and not isinstance(self.index, GraphIndex):
-            raise ValueError(f"index must be a kg_rag GraphIndex, got {type(self.index).__name__}")
+            raise InputError(f"index must be a kg_rag GraphIndex, got {type(self.index).__name__}")
         # a copy of a retriever built from an index (configurable_fields) carries both: its backend is the one
         # built for that same graph, not a second source
         derived = isinstance(self.backend, LiveBackend) and self.backend.index.kg is getattr(self.index, "kg", None)
         if (self.index is None) == (self.backend is None) and not derived:
-            raise ValueError("give exactly one of index= (a GraphIndex) or backend= (a QueryBackend)")
+            raise InputError("give exactly one of index= (a GraphIndex) or backend= (a QueryBackend)")
         if self.backend is None:
             object.__setattr__(self, "backend", LiveBackend(self.index, self.embeddings))  # frozen: set once
         built = model_id(self.embeddings) if hasattr(self.embeddings, "embed_query") else None

@@ -22,6 +22,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from kg_rag.errors import InputError, UnknownNameError
+
 MANUAL = "manual"
 """``Merge.how`` of a merge asked for by hand (the automatic ones name their rule: ``acronym``, ``article``...)."""
 
@@ -147,15 +149,15 @@ class Resolution:
         if not data:
             return cls()
         if not isinstance(data, Mapping):
-            raise ValueError("resolution must be an object")
+            raise InputError("resolution must be an object")
         out = cls()
         for m in data.get("merges") or []:
             if not isinstance(m, Mapping) or not all(isinstance(m.get(f), str) for f in ("key", "name", "into")):
-                raise ValueError("a resolution merge needs string key, name and into")
+                raise InputError("a resolution merge needs string key, name and into")
             lists = {f: [str(c) for c in m.get(f) or []] for f in ("chunks", "shared")}
             evidence = [[str(x) for x in e] for e in m.get("evidence") or []]
             if any(len(e) != 4 for e in evidence):
-                raise ValueError("a resolution merge's evidence entries are [direction, other, relation key, chunk]")
+                raise InputError("a resolution merge's evidence entries are [direction, other, relation key, chunk]")
             out.merges[m["key"]] = Merge(
                 key=m["key"],
                 name=m["name"],
@@ -168,7 +170,7 @@ class Resolution:
             )
         for pair in data.get("apart") or []:
             if not isinstance(pair, list) or len(pair) != 2 or not all(isinstance(x, str) for x in pair):
-                raise ValueError("a resolution 'apart' entry must be a pair of entity keys")
+                raise InputError("a resolution 'apart' entry must be a pair of entity keys")
             out.apart.add(_pair(pair[0], pair[1]))
         return out
 
@@ -185,9 +187,9 @@ def merge_entities(kg: Any, into: str, key: str, *, how: str = MANUAL, into_name
 
     graph = kg.graph
     if key not in graph:
-        raise KeyError(f"no entity {key!r}")
+        raise UnknownNameError(f"no entity {key!r}")
     if key == into:
-        raise ValueError(f"cannot merge {key!r} into itself")
+        raise InputError(f"cannot merge {key!r} into itself")
     with kg.lock:
         mine = graph.nodes[key]
         if into not in graph:
@@ -247,9 +249,9 @@ def split_entity(kg: Any, merge: Merge, canonical: Any = None) -> dict[str, int]
     graph = kg.graph
     into, key = merge.into, merge.key
     if into not in graph:
-        raise KeyError(f"no entity {into!r}")
+        raise UnknownNameError(f"no entity {into!r}")
     if key in graph:
-        raise ValueError(f"{merge.name!r} is already an entity of its own")
+        raise InputError(f"{merge.name!r} is already an entity of its own")
     present = [c for c in merge.chunks if c in kg.chunks]
     own = set(present) - set(merge.shared)
     moved = {"mentions": 0, "descriptions": 0, "evidence": 0}

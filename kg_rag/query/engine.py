@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from kg_rag.context.format import ContextFormatter, format_context
+from kg_rag.errors import InputError
 from kg_rag.index.embeddings import aembed_query, embed_query
 from kg_rag.model.results import RetrievalResult
 from kg_rag.query.history import HISTORY_WEIGHT, MAX_QUERY_CHARS, earlier_turns, validate_query
@@ -43,11 +44,11 @@ class QueryEngine:
         formatter: ContextFormatter = format_context,
     ) -> None:
         if not hasattr(embeddings, "embed_query"):
-            raise ValueError("embeddings must provide embed_query()/embed_documents() (a LangChain Embeddings)")
+            raise InputError("embeddings must provide embed_query()/embed_documents() (a LangChain Embeddings)")
         if params is not None and not isinstance(params, QueryParams):
-            raise ValueError(f"params must be a QueryParams, got {type(params).__name__}")
+            raise InputError(f"params must be a QueryParams, got {type(params).__name__}")
         if not isinstance(backend, QueryBackend):
-            raise ValueError(f"backend must be a kg_rag.store.QueryBackend, got {type(backend).__name__}")
+            raise InputError(f"backend must be a kg_rag.store.QueryBackend, got {type(backend).__name__}")
         self.backend = backend
         self.embeddings = embeddings
         self.params = params or QueryParams()

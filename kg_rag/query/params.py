@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
+from kg_rag.errors import InputError
 from kg_rag.query.strategies import Chain, Frequency, Strategy, make_strategy
 from kg_rag.query.strategies.base import check_number
 from kg_rag.store.scope import DocumentFilter
@@ -52,7 +53,7 @@ class _Settings:
     def __post_init__(self) -> None:
         problems = self.problems()
         if problems:
-            raise ValueError("invalid retrieval parameters: " + "; ".join(problems))
+            raise InputError("invalid retrieval parameters: " + "; ".join(problems))
 
     def problems(self) -> list[str]:
         out: list[str] = []
@@ -362,7 +363,7 @@ def _assemble(target: QueryParams, current: dict[str, Any], settings: dict[str, 
             value = _build(cls, {**base, **mine}, problems, name)
         object.__setattr__(target, name, value)
     if problems:
-        raise ValueError("invalid retrieval parameters: " + "; ".join(problems))
+        raise InputError("invalid retrieval parameters: " + "; ".join(problems))
 
 
 def _fields(cls: type) -> tuple[dataclasses.Field, ...]:
@@ -394,7 +395,7 @@ def resolve_names(settings: Mapping[str, Any]) -> dict[str, Any]:
             continue
         out[real] = value
     if unknown:
-        raise ValueError(f"unknown retrieval parameter(s): {', '.join(sorted(unknown))}")
+        raise InputError(f"unknown retrieval parameter(s): {', '.join(sorted(unknown))}")
     return out
 
 
@@ -429,7 +430,7 @@ def build_params(params: QueryParams | None = None, preset: str | None = None, *
     """``params`` (or the ``preset`` named) with flat settings applied; unknown names raise ``ValueError``."""
     if preset is not None:
         if params is not None:
-            raise ValueError("give params= or preset=, not both")
+            raise InputError("give params= or preset=, not both")
         params = get_preset(preset)
     return (params or QueryParams()).replace(**settings)
 
@@ -438,5 +439,5 @@ def get_preset(name: str) -> QueryParams:
     """Preset by name (``seed003``, ``default``/``kg-rag``)."""
     key = "default" if name in ("kg-rag", "recommended") else name
     if key not in PRESETS:
-        raise ValueError(f"unknown preset {name!r}; choose one of {', '.join(sorted(PRESETS))}")
+        raise InputError(f"unknown preset {name!r}; choose one of {', '.join(sorted(PRESETS))}")
     return PRESETS[key]

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kg_rag.context.format import ContextFormatter, format_context
+from kg_rag.errors import InputError
 from kg_rag.model.names import SYNONYM, canonical_key, upper_snake
 from kg_rag.model.notation import render_path
 from kg_rag.model.results import RetrievalResult, ScoredChunk, StageRun
@@ -471,7 +472,7 @@ def run_pipeline(
     ``formatter`` writes the context (:func:`~kg_rag.context.format.format_context` by default)."""
     info = view.info()
     if info.dim and query.size != info.dim:
-        raise ValueError(f"the query vector has dimension {query.size}, the index has {info.dim}")
+        raise InputError(f"the query vector has dimension {query.size}, the index has {info.dim}")
     state = QueryState(
         view, query, text, params, info, earlier=earlier, reranker=reranker, embed=embed, formatter=formatter
     )
@@ -499,13 +500,13 @@ def run_pipeline(
 # --------------------------------------------------------------------------------------------- helpers
 def _ws(s: QueryState) -> Workspace:
     if s.ws is None:  # pragma: no cover - the filters stage always runs first
-        raise ValueError("the filters stage has not run")
+        raise InputError("the filters stage has not run")
     return s.ws
 
 
 def _result(s: QueryState) -> RetrievalResult:
     if s.result is None:  # pragma: no cover - the select stage always runs before
-        raise ValueError("the select stage has not run")
+        raise InputError("the select stage has not run")
     return s.result
 
 

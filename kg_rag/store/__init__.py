@@ -10,6 +10,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import Any
 
+from kg_rag.errors import InputError
 from kg_rag.index.meta import IndexMeta
 from kg_rag.model.change import GraphChange
 from kg_rag.store.base import (
@@ -40,7 +41,7 @@ def register_store(prefix: str, store: str | Callable[..., GraphStore]) -> None:
     ``store``: a :class:`GraphStore` class or factory taking the location (and ``open_store``'s keywords), or its
     ``"module:attr"``."""
     if not prefix or not (isinstance(store, str) or callable(store)):
-        raise ValueError("register_store needs a location prefix and a store class, factory or 'module:attr'")
+        raise InputError("register_store needs a location prefix and a store class, factory or 'module:attr'")
     SCHEMES[prefix] = store
 
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from kg_rag.errors import InputError
 from kg_rag.index.meta import BackendInfo
 from kg_rag.model.names import upper_snake
 from kg_rag.model.records import SYNONYM_KIND, Chunk, Entity, Relation
@@ -284,11 +285,11 @@ class QueryBackend(ABC):
 
     def knowledge_graph(self) -> KnowledgeGraph:
         """The editable graph of the version served (built on first use where a backend can)."""
-        raise ValueError(f"{type(self).__name__} does not hold an editable graph")
+        raise InputError(f"{type(self).__name__} does not hold an editable graph")
 
     def to_index(self) -> GraphIndex:
         """The version served as an editable :class:`~kg_rag.index.build.GraphIndex`."""
-        raise ValueError(f"{type(self).__name__} cannot be turned into an editable index")
+        raise InputError(f"{type(self).__name__} cannot be turned into an editable index")
 
     # ---------------------------------------------------------------- vectors
     concurrent_searches: bool = False

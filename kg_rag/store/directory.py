@@ -35,7 +35,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 import kg_rag.store.files as F
-from kg_rag.errors import IndexFormatError, IndexNotFoundError
+from kg_rag.errors import IndexFormatError, IndexNotFoundError, InputError
 from kg_rag.index.build import GraphIndex
 from kg_rag.index.meta import FORMAT, IndexMeta, check_version
 from kg_rag.index.snapshot import CompiledGraph, Snapshot
@@ -88,9 +88,9 @@ class DirectoryStore(GraphStore):
         self.path = Path(path)
         self.verify = verify
         if keep_generations < 1:
-            raise ValueError("keep_generations must be >= 1")
+            raise InputError("keep_generations must be >= 1")
         if max_generations < keep_generations:
-            raise ValueError("max_generations must be >= keep_generations")
+            raise InputError("max_generations must be >= keep_generations")
         self.keep_generations = keep_generations
         self.max_generations = max_generations
         self.max_generation_age = float(max_generation_age)
@@ -120,9 +120,9 @@ class DirectoryStore(GraphStore):
 
     def check_target(self) -> None:
         if self.path.exists() and not self.path.is_dir():
-            raise ValueError(f"{self.path}: exists and is not a directory")
+            raise InputError(f"{self.path}: exists and is not a directory")
         if self.path.is_dir() and not self.exists() and any(p.name != WRITER_LOCK for p in self.path.iterdir()):
-            raise ValueError(f"{self.path}: directory is not empty and holds no kg-rag index; refusing to write")
+            raise InputError(f"{self.path}: directory is not empty and holds no kg-rag index; refusing to write")
 
     def save(self, index: GraphIndex, *, wait: float | None = None, forget: bool = False) -> str:
         """Write ``index`` as a new generation and make it current; returns the generation's name.

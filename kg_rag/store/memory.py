@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from kg_rag.arrays import unique_first, unique_ints
+from kg_rag.errors import InputError
 from kg_rag.index.build import GraphIndex, chunk_text
 from kg_rag.index.lexical import BM25Index, tokenize
 from kg_rag.index.meta import IndexMeta
@@ -122,7 +123,7 @@ class SnapshotBackend(QueryBackend):
     # ------------------------------------------------------------------ vectors
     def _table(self, kind: VectorKind) -> VectorTable:
         if kind not in ("entities", "facts", "chunks"):
-            raise ValueError(f"unknown vector table {kind!r}")
+            raise InputError(f"unknown vector table {kind!r}")
         return getattr(self.snapshot, kind)
 
     def search(self, kind: VectorKind, query: np.ndarray, k: int, min_score: float | None = None) -> Hits:

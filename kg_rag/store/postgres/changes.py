@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 import kg_rag.store.postgres.rows as R
+from kg_rag.errors import InputError
 from kg_rag.index.build import chunk_text, entity_text, fact_text_of
 from kg_rag.index.embeddings import EmbeddingCache, model_id
 from kg_rag.model.change import REMOVED_KINDS, GraphChange, update_report
@@ -475,7 +476,7 @@ class RowChanges:
             self.embeddings, [text for _, _, text in needed], progress=self.progress, desc="embedding new text"
         )
         if self.meta.dim and matrix.shape[1] != self.meta.dim:
-            raise ValueError(
+            raise InputError(
                 f"{self.store}: the embeddings give {matrix.shape[1]}-dimensional vectors, the index holds "
                 f"{self.meta.dim}; use the index's embedding model"
             )

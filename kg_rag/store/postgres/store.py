@@ -36,7 +36,14 @@ import numpy as np
 
 import kg_rag.store.postgres.rows as R
 import kg_rag.store.postgres.tables as S
-from kg_rag.errors import ConfigurationError, IndexFormatError, IndexNotFoundError, KGRagError, StoreError
+from kg_rag.errors import (
+    ConfigurationError,
+    IndexFormatError,
+    IndexNotFoundError,
+    InputError,
+    KGRagError,
+    StoreError,
+)
 from kg_rag.index.build import GraphIndex
 from kg_rag.index.meta import IndexMeta
 from kg_rag.index.vectors import VectorTable
@@ -64,7 +71,7 @@ def parse_location(location: str) -> tuple[str, str, str]:
     schema = S.check_schema_name(ours.get("kg_schema") or S.DEFAULT_SCHEMA)
     search = ours.get("kg_search", "auto")
     if search not in SEARCH_MODES:
-        raise ValueError(f"kg_search must be one of {', '.join(SEARCH_MODES)}, got {search!r}")
+        raise InputError(f"kg_search must be one of {', '.join(SEARCH_MODES)}, got {search!r}")
     # percent-encoded as libpq decodes (a space as %20: libpq reads "+" as a plus, so options=-c%20... kept working)
     query_text = urlencode(rest, safe="/", quote_via=quote)
     conninfo = urlunsplit((parts.scheme, parts.netloc, parts.path, query_text, parts.fragment))
@@ -151,7 +158,7 @@ class PostgresStore(GraphStore):
         self.conninfo, self.schema, parsed = parse_location(location)
         self.search = parsed if search is None else search
         if self.search not in SEARCH_MODES:
-            raise ValueError(f"search must be one of {', '.join(SEARCH_MODES)}, got {self.search!r}")
+            raise InputError(f"search must be one of {', '.join(SEARCH_MODES)}, got {self.search!r}")
         self._lock_key = _lock_key(self.schema)
         self._local = threading.local()
         self._guard = threading.RLock()

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kg_rag.errors import IndexFormatError
+from kg_rag.errors import IndexFormatError, InputError
 from kg_rag.index import vectors
 from kg_rag.index.lexical import tokenize
 from kg_rag.index.meta import IndexMeta
@@ -214,7 +214,7 @@ class PostgresView(QueryBackend):
     # ------------------------------------------------------------------ vectors
     def search(self, kind: VectorKind, query: np.ndarray, k: int, min_score: float | None = None) -> Hits:
         if kind not in _TABLES:
-            raise ValueError(f"unknown vector table {kind!r}")
+            raise InputError(f"unknown vector table {kind!r}")
         if k <= 0:
             return Hits.empty()
         q = _vec(query)
@@ -342,7 +342,7 @@ class PostgresView(QueryBackend):
     def similarity(self, kind: VectorKind, query: np.ndarray, ids: np.ndarray) -> np.ndarray:
         table = _TABLES.get(kind)
         if table is None:
-            raise ValueError(f"unknown vector table {kind!r}")
+            raise InputError(f"unknown vector table {kind!r}")
         handles = _ids(ids)
         out = np.zeros(len(handles), dtype=F32)
         if not handles:
