@@ -110,8 +110,9 @@ def cmd_copy(args: argparse.Namespace) -> int:
         if target.exists():
             if not args.replace:
                 raise CLIError(f"{args.target}: already holds an index (use --replace to overwrite it)")
-            if is_database_uri(args.target):
-                target.drop()  # a clean copy keeps the source's row numbers as handles
+            drop = getattr(target, "drop", None)
+            if is_database_uri(args.target) and drop is not None:
+                drop()  # a clean copy keeps the source's row numbers as handles
         writer.save(index)
     stats = index.stats()
     print(

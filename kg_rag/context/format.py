@@ -408,7 +408,10 @@ def graph_support(result: RetrievalResult, lines: list[Line]) -> list[Any]:
     evidence = {r.relation_id: [c for c in r.chunk_ids if c in returned] for r in result.relations}
     out: list[Any] = []
     for _, tag in lines:
-        kind, value = tag if tag is not None else (None, None)
+        if tag is None:
+            out.append(None)
+            continue
+        kind, value = tag
         if kind == "relation":
             out.append(evidence.get(value) or None)
         elif kind == "path":

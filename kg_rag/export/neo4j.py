@@ -18,6 +18,7 @@ import csv
 import re
 import shutil
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +73,7 @@ def _cell(value: Any, delimiter: str) -> Any:
     return value
 
 
-def _props(columns: list[tuple[str, str | None]], skip: tuple[str, ...], delimiter: str) -> str:
+def _props(columns: Sequence[tuple[str, str | None]], skip: tuple[str, ...], delimiter: str) -> str:
     """Cypher property map reading each CSV column back with its type."""
     parts = []
     for header, name in columns:

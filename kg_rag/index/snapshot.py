@@ -89,7 +89,12 @@ class CompiledGraph:
             self.chunk_ids = list(index.chunks.ids) if len(index.chunks) else list(kg.chunks)
             cpos = {c: i for i, c in enumerate(self.chunk_ids)}
             type_names: dict[str, int] = {}
-            src, dst, tid, weight, syn, rel_ids = [], [], [], [], [], []
+            src: list[int] = []
+            dst: list[int] = []
+            tid: list[int] = []
+            weight: list[float] = []
+            syn: list[bool] = []
+            rel_ids: list[str] = []
             ev_edge, ev_chunk = [], []
             for u, v, key, attrs in kg.graph.edges(keys=True, data=True):
                 if u not in pos or v not in pos:

@@ -38,6 +38,7 @@ def build_faiss_index(vectors: np.ndarray) -> Any:
     _configure_faiss_threads(faiss)
     n = int(vectors.shape[0])
     d = max(int(vectors.shape[1]) if vectors.ndim == 2 else 0, 1)
+    index: Any
     if n <= EXACT_MAX_ROWS:
         if n < SHORTLIST_MIN_ROWS:
             index = faiss.IndexFlatIP(d)

@@ -130,7 +130,8 @@ class StoreTarget:
     def change(self, plan: DocumentPlan, run: Any, extractor: Any) -> tuple[DocumentChanges, GraphChange]:
         changes, change = document_change(plan, run, extractor)
         if self.run_report is not None:
-            self.run_report.merge(change.report)
+            if change.report is not None:
+                self.run_report.merge(change.report)
             change.report = self.run_report
         return changes, change
 

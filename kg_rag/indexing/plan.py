@@ -213,8 +213,8 @@ def document_change(plan: DocumentPlan, run: Any, extractor: Any = None) -> tupl
         (unless its extraction failed and an old version exists), the others removed when syncing."""
 
     changes = plan.changes
-    change = GraphChange(report=IngestReport())
-    delta = change.report
+    delta = IngestReport()
+    change = GraphChange(report=delta)
     results = run.results if run is not None else {}
     failures = run.failures if run is not None else {}
     retried = KnowledgeGraph()

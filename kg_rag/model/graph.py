@@ -16,7 +16,7 @@ import threading
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from kg_rag.errors import InputError, UnknownNameError
 from kg_rag.model.names import (
@@ -353,7 +353,7 @@ class KnowledgeGraph:
                     new_type = types.get(attrs["predicate"], attrs["relation_type"])
                     if new_type != attrs["relation_type"]:
                         retyped += 1
-                        attrs["relation_type"] = sys.intern(new_type)
+                        attrs["relation_type"] = sys.intern(cast(str, new_type))
                 rid = relation_id(u, v, attrs["relation_type"], attrs.get("predicate"))
                 if rid in self._edge_index:
                     merged += 1

@@ -265,7 +265,7 @@ def split_entity(kg: Any, merge: Merge, canonical: Any = None) -> dict[str, int]
                 kg._chunk_entities.get(c, set()).discard(into)
                 moved["mentions"] += 1
         target["chunk_ids"] = [c for c in target["chunk_ids"] if c not in own]
-        keep = []
+        keep: list[dict[str, Any]] = []
         for d in target["descriptions"]:
             (graph.nodes[key]["descriptions"] if d.get("chunk_id") in own else keep).append(d)
         moved["descriptions"] = len(target["descriptions"]) - len(keep)

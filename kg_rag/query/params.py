@@ -72,8 +72,8 @@ class _Settings:
                 out.append(problem)
             else:
                 set_(self, name, names)
-        for name, (low, high) in self._RANGES.items():
-            out += check_number(name, getattr(self, name), low, high)
+        for name, (least, most) in self._RANGES.items():
+            out += check_number(name, getattr(self, name), least, most)
         return out + self._check_more()
 
     def _check_more(self) -> list[str]:

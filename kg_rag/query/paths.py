@@ -119,11 +119,11 @@ def find_paths(
             PathStep(rels[e].id, ents[a].key, ents[b].key, rtype, fwd)  # type: ignore[union-attr]
             for e, a, b, rtype, fwd in steps
         ]
-        start = ents[source]
-        paths.append(GraphPath(start.key, built))  # type: ignore[union-attr]
-    for e in ents.values():
-        if e is not None:
-            names[e.key] = e.name
+        first = ents[source]
+        paths.append(GraphPath(first.key, built))  # type: ignore[union-attr]
+    for entity in ents.values():
+        if entity is not None:
+            names[entity.key] = entity.name
     return paths, names
 
 

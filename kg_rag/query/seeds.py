@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -177,7 +178,7 @@ class Seeds:
     """The entities the caller included (``include_entities``), found and not excluded."""
 
 
-def resolve_names(view: QueryBackend, names: tuple[str, ...]) -> dict[str, int]:
+def resolve_names(view: QueryBackend, names: Sequence[str]) -> dict[str, int]:
     """Canonical key -> handle for the names that exist."""
     keys = [canonical_key(n) for n in names]
     return view.lookup_entities(keys)

@@ -41,7 +41,7 @@ from kg_rag.query.select import (
 from kg_rag.query.strategies import StrategyInput, StrategyOutput
 from kg_rag.query.strategies.base import rank_top
 from kg_rag.query.workspace import Workspace
-from kg_rag.store.base import BackendInfo, EdgeFilter, Expansion, QueryBackend
+from kg_rag.store.base import BackendInfo, EdgeFilter, Expansion, QueryBackend, VectorKind
 from kg_rag.store.scope import ScopedView
 
 I64 = np.int64
@@ -147,7 +147,7 @@ def run_searches(s: QueryState) -> None:
     the strategy's own: ``Strategy.searches``), on a backend that runs them concurrently; the later stages then
     read their results."""
     p = s.params
-    planned = [("entities", p.seeds.top_k_nodes), ("facts", p.seeds.top_k_facts)]
+    planned: list[tuple[VectorKind, int]] = [("entities", p.seeds.top_k_nodes), ("facts", p.seeds.top_k_facts)]
     if "candidates" in p.select.strategy.consumes:
         planned.append(("chunks", p.select.candidates))
     planned.extend(p.select.strategy.searches())

@@ -14,11 +14,10 @@ transaction); user-facing ids (entity keys, relation ids, chunk ids) come from t
 
 from __future__ import annotations
 
-import functools
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -260,10 +259,9 @@ class QueryBackend(ABC):
         return self
 
     # ---------------------------------------------------------------- lifecycle
-    @contextmanager
-    def reader(self) -> Iterator[QueryBackend]:
+    def reader(self) -> AbstractContextManager[QueryBackend]:
         """A consistent read view for one query (``self`` for an immutable backend)."""
-        yield self
+        return nullcontext(self)
 
     @abstractmethod
     def info(self) -> BackendInfo: ...
@@ -490,11 +488,31 @@ def count_communities(memberships: Iterable[list[tuple[int, str]]], level: int |
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
+class _Forward:
+    """A query operation of :class:`VersionedBackend`: the operation of the same name, run in a view of its own."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+        self.__doc__ = getattr(QueryBackend, name).__doc__
+
+    def __get__(self, backend: Any, owner: type | None = None) -> Any:
+        if backend is None:
+            return self
+        name = self.name
+
+        def forward(*args: Any, **kwargs: Any) -> Any:
+            with backend.reader() as view:
+                return getattr(view, name)(*args, **kwargs)
+
+        forward.__name__ = name
+        return forward
+
+
 class VersionedBackend(QueryBackend):
     """A backend that serves successive versions of an index: :meth:`reader` yields a view of the current one,
     and every query operation called on the backend itself runs in a view of its own (so it is consistent,
-    but handles from two such calls may come from two versions — use :meth:`reader` to query). The operations
-    are forwarded by :func:`_forwarded`, one per name in :data:`FORWARDED`; none is written out by hand."""
+    but handles from two such calls may come from two versions — use :meth:`reader` to query). Each query operation
+    is a :class:`_Forward`: it runs the operation of the same name in a view of its own (none is written out)."""
 
     @abstractmethod
     def reader(self) -> AbstractContextManager[QueryBackend]: ...
@@ -510,53 +528,30 @@ class VersionedBackend(QueryBackend):
         outlive it."""
         return TermScorer(self)
 
-
-FORWARDED = (
-    "info",
-    "search",
-    "similarity",
-    "lexical_search",
-    "lexical_scores",
-    "lookup_entities",
-    "expand",
-    "edges_of",
-    "edges_by_id",
-    "chunk_entities",
-    "entity_chunks",
-    "names",
-    "labels",
-    "mention_counts",
-    "degrees",
-    "chunk_relations",
-    "relation_chunks",
-    "entities",
-    "relations",
-    "chunks",
-    "matching_chunks",
-    "scope_members",
-    "chunk_handles",
-    "iter_chunks",
-    "list_communities",
-    "community_records",
-    "communities_for",
-)
-"""The query operations a :class:`VersionedBackend` runs in a view of its own."""
-
-
-def _forwarded(name: str) -> Any:
-    operation = getattr(QueryBackend, name)
-
-    @functools.wraps(operation)
-    def forward(self: VersionedBackend, *args: Any, **kwargs: Any) -> Any:
-        with self.reader() as view:
-            return getattr(view, name)(*args, **kwargs)
-
-    forward.__isabstractmethod__ = False  # type: ignore[attr-defined]
-    return forward
-
-
-for _name in FORWARDED:
-    setattr(VersionedBackend, _name, _forwarded(_name))
-VersionedBackend.__abstractmethods__ = frozenset(
-    name for name in VersionedBackend.__abstractmethods__ if name not in FORWARDED
-)
+    info = _Forward()
+    search = _Forward()
+    similarity = _Forward()
+    lexical_search = _Forward()
+    lexical_scores = _Forward()
+    lookup_entities = _Forward()
+    expand = _Forward()
+    edges_of = _Forward()
+    edges_by_id = _Forward()
+    chunk_entities = _Forward()
+    entity_chunks = _Forward()
+    names = _Forward()
+    labels = _Forward()
+    mention_counts = _Forward()
+    degrees = _Forward()
+    chunk_relations = _Forward()
+    relation_chunks = _Forward()
+    entities = _Forward()
+    relations = _Forward()
+    chunks = _Forward()
+    matching_chunks = _Forward()
+    scope_members = _Forward()
+    chunk_handles = _Forward()
+    iter_chunks = _Forward()
+    list_communities = _Forward()
+    community_records = _Forward()
+    communities_for = _Forward()

@@ -27,7 +27,7 @@ import shutil
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -392,6 +392,7 @@ class OpenGeneration:
         self.embedding_model = self.meta.embedding_model
         self.type_prefix = self.meta.type_prefix
         if all(name in files for name in QUERY_SNAPSHOT_FILES):
+            self.records: Any
             self.compiled, self.records = self._load_snapshot(files)
         else:  # written without a query snapshot: derive it from the records
             index = self.to_index()
@@ -486,6 +487,7 @@ class OpenGeneration:
         out: dict[str, list[Chunk]] = {}
         if not wanted:
             return out
+        chunks: Iterable[Chunk]
         if self.records is None:
             chunks = self._graph_index.kg.chunks.values()
         else:

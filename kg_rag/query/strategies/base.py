@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from kg_rag.errors import InputError
-from kg_rag.store.base import Expansion
+from kg_rag.store.base import Expansion, VectorKind
 
 if TYPE_CHECKING:
     from kg_rag.query.workspace import Workspace
@@ -69,7 +69,7 @@ class Strategy:
     expansion from the seeds) and ``candidates`` (the best chunks by dense similarity and BM25). A stage whose
     output no strategy reads does not run (an unread expansion arrives empty)."""
 
-    def searches(self) -> tuple[tuple[str, int], ...]:
+    def searches(self) -> tuple[tuple[VectorKind, int], ...]:
         """The vector searches the strategy makes of its own, ``(kind, k)`` each (with the query's vector and no
         score floor): the ``searches`` stage runs them with the query's other searches, at once where the
         backend can. None by default."""

@@ -72,7 +72,7 @@ def without_kinds(
             return entities
     keep = np.ones(entities.size, dtype=bool)
     keep[linking] = [
-        not k or (bool(words := set(tokenize(n))) and words <= question_words) for n, k in zip(names, kind)
+        not k or (bool(words := set(tokenize(n or ""))) and words <= question_words) for n, k in zip(names, kind)
     ]
     return entities[keep]
 
