@@ -25,7 +25,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -540,7 +540,7 @@ class RowChanges:
         for c in communities:
             before = c.entities
             c.stale = True
-            forget_report(c, present)
+            forget_report(c, cast(Any, present))  # what it reads of a graph: ``graph`` (present.graph)
             gone += [(c.id, k) for k in before if k not in present.graph]
             record = c.to_record()
             rows.append((c.id, c.level, R.jsonb(record), R.record_hash(record)))

@@ -22,7 +22,7 @@ import json
 import logging
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -195,18 +195,19 @@ class PostgresView(QueryBackend):
             return cur.fetchall()
 
     # ------------------------------------------------------------------ meta
-    def _load_meta(self) -> dict[str, Any]:
+    def _metas(self) -> tuple[dict[str, Any], IndexMeta, BackendInfo]:
         if self._meta is None:
             self._meta = self.backend.meta(self.conn)
-        return self._meta[0]
+        return self._meta
+
+    def _load_meta(self) -> dict[str, Any]:
+        return self._metas()[0]
 
     def index_meta(self) -> IndexMeta:
-        self._load_meta()
-        return self._meta[1]
+        return self._metas()[1]
 
     def info(self) -> BackendInfo:
-        self._load_meta()
-        return self._meta[2]
+        return self._metas()[2]
 
     def _types(self) -> tuple[list[str], dict[str, int]]:
         return self.backend.type_names(self.conn, int(self._load_meta().get("version") or 0))
@@ -254,7 +255,9 @@ class PostgresView(QueryBackend):
 
         def own(key: tuple[str, Any]) -> Any:
             """The search ``key`` on this connection."""
-            return self._lexical_ahead(key[1]) if key[0] == "lexical" else self._vector_search(key[0], q, key[1])
+            if key[0] == "lexical":
+                return self._lexical_ahead(key[1])
+            return self._vector_search(cast(VectorKind, key[0]), q, key[1])
 
         def helper(key: tuple[str, Any]) -> Any:
             call = ("_lexical_ahead", key[1]) if key[0] == "lexical" else ("_vector_search", key[0], q, key[1])
@@ -526,7 +529,8 @@ class PostgresView(QueryBackend):
             parts[4].append(np.asarray(pfwd, bool) if pfwd is not None else np.zeros(n, bool))
         cols = [np.concatenate(p) for p in parts]
         order = np.argsort(cols[0], kind="stable")
-        return Expansion(*(c[order] for c in cols))
+        nodes, hop, score, parent_edge, parent_forward = (c[order] for c in cols)
+        return Expansion(nodes, hop, score, parent_edge, parent_forward)
 
     def edges_of(self, entity_ids: np.ndarray, edge_filter: EdgeFilter, *, among: bool = False) -> EdgeSet:
         ids = sorted(set(_ids(entity_ids)))
