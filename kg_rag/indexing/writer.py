@@ -20,11 +20,11 @@ from contextlib import ExitStack
 from typing import Any
 
 from kg_rag.communities import refresh_communities
-from kg_rag.errors import EntityResolutionError, IndexNotFoundError, InputError, UnknownNameError
+from kg_rag.errors import EntityResolutionError, IndexNotFoundError, InputError
 from kg_rag.index.meta import IndexMeta
 from kg_rag.indexing.job import IndexJob, StoreTarget
 from kg_rag.indexing.plan import DocumentChanges, DocumentPlan
-from kg_rag.model.change import GraphChange
+from kg_rag.model.change import GraphChange, resolve_change
 from kg_rag.model.graph import KnowledgeGraph
 from kg_rag.model.names import canonical_key
 from kg_rag.model.report import IngestReport
@@ -120,14 +120,7 @@ class IndexWriter:
             )
 
     def _resolve_fragments(self, change: GraphChange) -> None:
-        stored = self.decisions() if change.fragments else Resolution()
-        if not stored.merges:
-            return
-        resolution = Resolution.from_dict(stored.to_dict())
-        touched = [key for fragment in change.fragments for key in resolve_graph(fragment, resolution)]
-        if touched:
-            change.report = change.report or IngestReport()
-            change.report.resolution.update(Resolution(merges={k: resolution.merges[k] for k in touched}))
+        resolve_change(change, self.decisions() if change.fragments else Resolution())
 
     def replace_documents(self, fragment: KnowledgeGraph, *, report: IngestReport | None = None) -> dict[str, int]:
         """Add the documents of ``fragment``; each one already stored is replaced (what its old version said
@@ -138,14 +131,8 @@ class IndexWriter:
         """Remove documents and everything they contributed (communities included: changed ones lose their
         report); no older version keeps the text. Unknown ids raise ``KeyError`` naming them, before anything
         changes."""
-        ids = list(dict.fromkeys(str(d) for d in doc_ids))
         with self._locked():
-            known = {str(d["id"]) for d in self.documents(ids)}
-            missing = [d for d in ids if d not in known]
-            if missing:
-                shown = ", ".join(map(repr, missing[:5])) + (" ..." if len(missing) > 5 else "")
-                raise UnknownNameError(f"no document {shown} in {self.store}")
-            return self.apply(GraphChange(forget=True).remove(ids))
+            return self.store.delete_documents(doc_ids, self._embeddings(), wait=self.wait)
 
     def edit(self, fn: Callable[[Any], Any], *, synonym_threshold: float | None = None) -> Any:
         """A change of the whole graph (re-typing, an OpenIE import that re-types the corpus): load the index,

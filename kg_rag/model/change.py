@@ -16,6 +16,7 @@ from typing import Any
 
 from kg_rag.model.graph import KnowledgeGraph
 from kg_rag.model.report import IngestReport
+from kg_rag.model.resolution import Resolution, resolve_graph
 
 REMOVED_KINDS = ("chunks", "relations", "entities", "descriptions")
 
@@ -101,3 +102,16 @@ def replace_documents(kg: KnowledgeGraph, fragment: KnowledgeGraph, report: Inge
 def forget_documents(kg: KnowledgeGraph, doc_ids: Iterable[str], report: IngestReport | None = None) -> dict:
     """Remove documents and everything they contributed, including the report's record of their chunks."""
     return apply_to_graph(kg, report, GraphChange().remove(doc_ids))
+
+
+def resolve_change(change: GraphChange, stored: Resolution) -> None:
+    """Resolve the entities ``change``'s fragments name as the index resolved them before (``stored``: its
+    merges and splits), so a document naming ``U.S.`` again adds to *United States* and a decision taken by hand
+    holds; the merges used are recorded in the change's report."""
+    if not change.fragments or not stored.merges:
+        return
+    resolution = Resolution.from_dict(stored.to_dict())
+    touched = [key for fragment in change.fragments for key in resolve_graph(fragment, resolution)]
+    if touched:
+        change.report = change.report or IngestReport()
+        change.report.resolution.update(Resolution(merges={k: resolution.merges[k] for k in touched}))

@@ -12,13 +12,15 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
+from kg_rag.errors import UnknownNameError
 from kg_rag.index.build import build_index
 from kg_rag.index.meta import IndexMeta
 from kg_rag.index.synonyms import link_synonyms
-from kg_rag.model.change import GraphChange, apply_to_graph
+from kg_rag.model.change import REMOVED_KINDS, GraphChange, apply_to_graph, resolve_change
 from kg_rag.model.graph import KnowledgeGraph
 from kg_rag.model.records import Chunk
 from kg_rag.model.report import IngestReport
+from kg_rag.model.resolution import Resolution
 from kg_rag.store.base import QueryBackend
 from kg_rag.store.memory import StoreBackend
 
@@ -128,6 +130,37 @@ class GraphStore(ABC):
                 forget=change.forget,
             )
         return removed
+
+    def replace_documents(
+        self,
+        fragment: KnowledgeGraph,
+        embeddings: Any,
+        *,
+        report: IngestReport | None = None,
+        wait: float | None = None,
+    ) -> dict[str, int]:
+        """Add the documents of ``fragment``; each one already stored is replaced (what its old version said and
+        the new one does not is forgotten), atomically, its entities resolved as the index resolved them before.
+        Returns what was removed, by kind. (:class:`kg_rag.indexing.IndexWriter` does the same for the write path.)"""
+        with self.writing(wait):
+            change = GraphChange(report=report).replace(fragment)
+            resolve_change(change, self.read_report().resolution if self.exists() else Resolution())
+            return self.apply(change, embeddings)
+
+    def delete_documents(self, doc_ids: Sequence[str], embeddings: Any, *, wait: float | None = None) -> dict[str, int]:
+        """Remove documents and everything they contributed (communities included: changed ones lose their report),
+        atomically; no older version keeps the text. Unknown ids raise :class:`~kg_rag.errors.UnknownNameError` (a
+        ``KeyError``) naming them, before anything changes."""
+        ids = list(dict.fromkeys(str(d) for d in doc_ids))
+        if not ids:
+            return dict.fromkeys(REMOVED_KINDS, 0)
+        with self.writing(wait):
+            known = {str(d["id"]) for d in self.documents(ids)} if self.exists() else set()
+            missing = [d for d in ids if d not in known]
+            if missing:
+                shown = ", ".join(map(repr, missing[:5])) + (" ..." if len(missing) > 5 else "")
+                raise UnknownNameError(f"no document {shown} in {self}")
+            return self.apply(GraphChange(forget=True).remove(ids), embeddings)
 
     def write_communities(self, communities: Any) -> None:
         """Store ``communities`` (a :class:`~kg_rag.communities.CommunitySet`) for the stored graph."""

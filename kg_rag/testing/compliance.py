@@ -845,7 +845,7 @@ class StoreComplianceSuite:
     def test_replacing_a_document_forgets_its_old_version(self, store_factory: Any, embeddings: Any) -> None:
         saved = self._fresh(store_factory)
         reader = saved.backend()
-        IndexWriter(saved, embeddings).replace_documents(_revised_orders().fragments[0])
+        saved.replace_documents(_revised_orders().fragments[0], embeddings)
         loaded = saved.load()
         kg = loaded.kg
         stale = {c.id for c in loaded.communities if c.stale}
@@ -870,7 +870,7 @@ class StoreComplianceSuite:
 
     def test_deleting_a_document_forgets_everything_it_said(self, store_factory: Any, embeddings: Any) -> None:
         saved = self._fresh(store_factory)
-        removed = IndexWriter(saved, embeddings).delete_documents(["misc.md"])
+        removed = saved.delete_documents(["misc.md"], embeddings)
         assert removed == {"chunks": 2, "relations": 5, "entities": 4, "descriptions": 1}
         kg = saved.load().kg
         text = repr(list(kg.entity_records())) + repr(list(kg.relation_records())) + repr(list(kg.chunk_records()))
@@ -878,7 +878,7 @@ class StoreComplianceSuite:
         assert kg.get_entity("Agent Smith") is None and kg.get_entity("Memo A") is not None
         assert "misc.md" not in [d["id"] for d in saved.documents()]
         with pytest.raises(KeyError, match="no such doc"):
-            IndexWriter(saved, embeddings).delete_documents(["no such doc"])
+            saved.delete_documents(["no such doc"], embeddings)
         backend = saved.backend()
         with backend.reader() as view:
             assert view.lookup_entities(["agent smith"]) == {}
