@@ -21,6 +21,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check kg_rag tests notebooks
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)

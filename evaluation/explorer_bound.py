@@ -34,7 +34,7 @@ def main() -> int:
     from langchain_core.embeddings import DeterministicFakeEmbedding
 
     from kg_rag import EntityBasedKGRAG, save_index
-    from kg_rag.bench import peak_rss_mb, synthetic_index
+    from kg_rag.eval.bench import peak_rss_mb, synthetic_index
     from kg_rag.explorer import MAX_VIEW_EDGES
     from kg_rag.explorer.app import create_app
 

@@ -43,7 +43,7 @@ _LAZY = {
     "QueryEngine": "kg_rag.query",
     "QueryParams": "kg_rag.query",
     "get_preset": "kg_rag.query",
-    "RetrievalResult": "kg_rag.query.types",
+    "RetrievalResult": "kg_rag.model.results",
     "DirectoryStore": "kg_rag.store",
     "IndexLockedError": "kg_rag.store",
     "QueryBackend": "kg_rag.store",
@@ -69,8 +69,8 @@ _LAZY = {
     "split_documents": "kg_rag.ingest.documents",
     "LLMExtractor": "kg_rag.ingest.extract",
     "import_extraction_file": "kg_rag.ingest.extraction_file",
-    "index_documents": "kg_rag.ingest.pipeline",
-    "aindex_documents": "kg_rag.ingest.pipeline",
+    "index_documents": "kg_rag.indexing.job",
+    "aindex_documents": "kg_rag.indexing.job",
     "PostgresStore": "kg_rag.store.postgres",
 }
 

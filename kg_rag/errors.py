@@ -10,6 +10,31 @@ class KGRagError(Exception):
     """Base class for every error raised on purpose by kg-rag."""
 
 
+class InputError(KGRagError, ValueError):
+    """Bad input or configuration given to kg-rag: a setting out of range, a malformed record or file, an unknown
+    name, a wrong kind of object. A ``ValueError`` too, as before."""
+
+
+class UnknownNameError(KGRagError, KeyError):
+    """A document, entity or record named that the graph or index does not hold. A ``KeyError`` too, as before;
+    its message is the text given (not its ``repr``)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if len(self.args) == 1 else super().__str__()
+
+
+class InputTypeError(KGRagError, TypeError):
+    """A record of the wrong shape (an unknown field, a value of the wrong type). A ``TypeError`` too, as before."""
+
+
+class InputNotFoundError(KGRagError, FileNotFoundError):
+    """An input file or folder that does not exist. A ``FileNotFoundError`` too, as before."""
+
+
+class OutputExistsError(KGRagError, FileExistsError):
+    """An output that would overwrite something without ``overwrite=True``. A ``FileExistsError`` too, as before."""
+
+
 class IndexFormatError(KGRagError, ValueError):
     """A saved index file is missing, corrupt, or of an unsupported schema version.
 

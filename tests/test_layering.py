@@ -77,3 +77,148 @@ def test_public_api_is_importable_from_the_top_level():
     ):
         assert getattr(kg_rag, name) is not None, name
         assert name in kg_rag.__all__, name
+
+
+def _imports(*, type_checking: bool = False) -> dict[str, dict[str, bool]]:
+    """Every ``kg_rag`` import of every ``kg_rag`` module (those under ``if TYPE_CHECKING`` only with
+    ``type_checking``): module -> imported module -> whether the import is at module level (``False``: inside a
+    function)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    files = {p: p.relative_to(root).with_suffix("").parts for p in (root / "kg_rag").rglob("*.py")}
+    modules = {".".join(parts[:-1] if parts[-1] == "__init__" else parts) for parts in files.values()}
+
+    def resolve(name: str) -> str:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name
+
+    graph: dict[str, dict[str, bool]] = {}
+    for path, parts in files.items():
+        module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        skip = (
+            set()
+            if type_checking
+            else {
+                id(n)
+                for node in ast.walk(tree)
+                if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+                for n in ast.walk(node)
+            }
+        )
+        inner = {
+            id(n)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            for n in ast.walk(node)
+            if n is not node
+        }
+        out = graph.setdefault(module, {})
+        for node in ast.walk(tree):
+            if id(node) in skip:
+                continue
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("kg_rag"):
+                names = [resolve(f"{node.module}.{a.name}") for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [resolve(a.name) for a in node.names if a.name.startswith("kg_rag")]
+            else:
+                continue
+            for name in names:
+                if name and name != module:
+                    out[name] = out.get(name, False) or id(node) not in inner
+    return graph
+
+
+def _package(module: str) -> str:
+    return ".".join(module.split(".")[:2])
+
+
+def test_the_store_knows_nothing_of_extraction_or_the_write_path():
+    """Stores keep and serve rows; turning documents into rows (``ingest``, ``indexing``) sits above them, so no
+    store module imports those, not even inside a function."""
+    bad = [
+        (module, name)
+        for module, names in _imports().items()
+        if module.startswith("kg_rag.store")
+        for name in names
+        if name.startswith(("kg_rag.ingest", "kg_rag.indexing"))
+    ]
+    assert not bad, bad
+
+
+def test_no_import_circle_spans_two_packages():
+    """Imports (inside functions too) form no loop through two packages (the write path once made one of seven
+    files: index, ingest and store importing each other, held open by imports inside functions)."""
+    graph = {m: set(names) for m, names in _imports().items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[list[str]] = []
+
+    def visit(module: str) -> None:  # Tarjan's strongly connected components
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for name in graph.get(module, ()):
+            if name not in index:
+                visit(name)
+                low[module] = min(low[module], low[name])
+            elif name in stack:
+                low[module] = min(low[module], index[name])
+        if low[module] == index[module]:
+            part = []
+            while True:
+                name = stack.pop()
+                part.append(name)
+                if name == module:
+                    break
+            if len({_package(m) for m in part}) > 1:
+                circles.append(sorted(part))
+
+    for module in list(graph):
+        if module not in index:
+            visit(module)
+    assert not circles, circles
+
+
+LAYERS = (
+    ("errors", "tokens", "jsonio", "arrays", "fence", "chat_calls"),
+    ("model",),
+    ("ingest",),
+    ("communities",),
+    ("index",),
+    ("store",),
+    ("context",),
+    ("query",),
+    ("indexing",),
+    ("export", "testing", "demo"),
+    ("langchain", "explorer", "eval"),
+    ("cli",),
+)
+"""The layers of ``kg_rag``, ground first, as ``docs/architecture.md`` draws them: a module imports only from
+its own layer or those below."""
+
+
+def _layer(module: str) -> int:
+    name = module.split(".")[1]
+    return next(i for i, names in enumerate(LAYERS) if name in names)
+
+
+def test_every_package_has_a_layer():
+    modules = {m.split(".")[1] for m in _imports() if m != "kg_rag"}
+    assert modules == {name for names in LAYERS for name in names}
+
+
+def test_no_import_runs_back_up_a_layer():
+    """Not even inside a function or only for type checking's sake: the engine takes the context formatter as a
+    callable, and the result types, the path notation and the prompt fence sit below both."""
+    up = [
+        (module, name)
+        for module, names in _imports(type_checking=True).items()
+        if module != "kg_rag"
+        for name in names
+        if name != "kg_rag" and _layer(name) > _layer(module)
+    ]
+    assert not up, up

@@ -16,7 +16,6 @@ import sys
 
 from kg_rag.cli import (
     communities,
-    demo,
     entities,
     evaluation,
     exporting,
@@ -25,6 +24,7 @@ from kg_rag.cli import (
     querying,
     server,
     serving,
+    tour,
 )
 from kg_rag.cli.common import CLIError, one_line
 from kg_rag.errors import KGRagError
@@ -56,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
         querying,
         communities,
         evaluation,
-        demo,
+        tour,
         server,
         exporting,
         serving,

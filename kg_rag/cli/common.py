@@ -11,8 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-logger = logging.getLogger("kg_rag.cli")
+from kg_rag.errors import KGRagError
 
+logger = logging.getLogger("kg_rag.cli")
 
 CHAT_MODEL_HELP = (
     "chat model: provider:model of LangChain's init_chat_model (openai:gpt-4o-mini, ollama:qwen2.5, anthropic:...), "
@@ -21,7 +22,7 @@ CHAT_MODEL_HELP = (
 )
 
 
-class CLIError(Exception):
+class CLIError(KGRagError):
     """A user-facing error: printed as one line, exit status 2."""
 
 
@@ -40,11 +41,11 @@ def one_line(exc: BaseException) -> str:
 def check_location(location: str) -> None:
     """An index location a command can open: an empty one (e.g. an unset shell variable) is not the current
     folder, and a file or a missing path is named as such."""
-    from kg_rag.store import is_database_uri
+    from kg_rag.store import is_registered
 
     if not location.strip():
         raise CLIError("the index path is empty")
-    if is_database_uri(location):
+    if is_registered(location):  # a database (or another registered store) checks itself when opened
         return
     path = Path(location)
     if path.exists() and not path.is_dir():

@@ -28,8 +28,8 @@ def _reporter(args: argparse.Namespace):
 
 
 def cmd_communities(args: argparse.Namespace) -> int:
+    from kg_rag.indexing import IndexWriter
     from kg_rag.ingest.extract import usage_summary
-    from kg_rag.store import IndexWriter
 
     reporter = _reporter(args)
     with IndexWriter(existing_store(args.index), wait=args.wait) as writer:

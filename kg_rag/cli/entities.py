@@ -11,7 +11,7 @@ from kg_rag.cli.common import existing_store, index_embeddings, seconds
 
 
 def cmd_entities(args: argparse.Namespace) -> int:
-    from kg_rag.store import IndexWriter
+    from kg_rag.indexing import IndexWriter
 
     with IndexWriter(existing_store(args.index), wait=args.wait) as writer:
         if args.action == "list":

@@ -110,7 +110,7 @@ def _parse_sizes(text: str) -> list[tuple[int, int]]:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from kg_rag.bench import markdown_table, run_benchmark
+    from kg_rag.eval.bench import markdown_table, run_benchmark
 
     sizes = _parse_sizes(args.sizes) if args.sizes else [(args.entities, args.edges)]
     if any(e < 2 or m < 1 for e, m in sizes) or args.queries < 1:
@@ -155,7 +155,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def _bench_writes(args: argparse.Namespace, sizes: list[tuple[int, int]]) -> int:
-    from kg_rag.bench_writes import run_replica_benchmark, run_write_benchmark
+    from kg_rag.eval.bench_writes import run_replica_benchmark, run_write_benchmark
 
     results = []
     for entities, edges in sizes:

@@ -77,7 +77,8 @@ def cmd_index(args: argparse.Namespace) -> int:
     # that is decided once it is loaded, under the writer lock. A new index defaults to local.
     embeddings = make_embeddings(args.embeddings) if args.embeddings and not args.update else None
 
-    from kg_rag.store import IndexWriter, open_store
+    from kg_rag.indexing import IndexWriter
+    from kg_rag.store import open_store
 
     with IndexWriter(open_store(args.out), wait=args.wait, progress=progress) as writer:
         return _index_locked(args, writer, embeddings, extractor, inputs)
@@ -112,8 +113,8 @@ def _index_locked(args, writer, embeddings, extractor, inputs: dict[str, Any]) -
     """The index command once the writer lock is held: an update (and a ``--docs`` re-index) changes only the
     documents that changed, through the writer; a rebuild (``--openie``/``--extractions`` without ``--update``,
     or the first index) builds the graph in memory and saves it whole."""
-    from kg_rag.ingest.report import IngestReport
     from kg_rag.langchain.embeddings import make_embeddings
+    from kg_rag.model.report import IngestReport
 
     out = args.out
     old = _existing(writer, required=args.update)
@@ -145,7 +146,7 @@ def _index_locked(args, writer, embeddings, extractor, inputs: dict[str, Any]) -
     )
     skipped = dict(report.skipped)
     if args.docs:  # the files not read were named, with their reason, before any extraction
-        from kg_rag.ingest.report import FILE_REASONS
+        from kg_rag.model.report import FILE_REASONS
 
         skipped = {k: v for k, v in skipped.items() if k not in FILE_REASONS}
     if any(skipped.values()):  # this run's; `kg-rag stats` shows the index's running totals
@@ -172,40 +173,47 @@ def _index_locked(args, writer, embeddings, extractor, inputs: dict[str, Any]) -
 
 
 def _index_docs(args, writer, extractor, report, old) -> Any:
-    """``--docs``: documents carry content hashes, so unchanged ones are kept from the stored index, not redone;
-    without ``--update`` the index then holds exactly these documents (a rebuild that would delete documents of
-    other sources is refused first, unless ``--delete-others``). Returns the changes, or an exit code when
-    nothing was written."""
+    """``--docs``: one :class:`~kg_rag.indexing.IndexJob`. Documents carry content hashes, so unchanged ones are
+    kept from the stored index, not redone; without ``--update`` the index then holds exactly these documents (a
+    rebuild that would delete documents of other sources is refused first, unless ``--delete-others``). A new
+    index (or one replacing an unreadable one) is built whole from the change. Returns the changes, or an exit
+    code when nothing was written."""
     from kg_rag.cli.planning import guard_documents, load_input_documents
-    from kg_rag.ingest.pipeline import document_change, index_documents, schema_key_of
+    from kg_rag.indexing import IndexJob, StoreTarget
 
     documents = load_input_documents(args, report)
-    if old is not None and not args.update and documents:  # before any chat call: a refused run costs nothing
-        guard_documents(args, writer.documents(), documents)
-    settings = {"chunk_size": args.chunk_size, "chunk_overlap": args.chunk_overlap, "sync": not args.update}
-    if old is None:  # a new index: built in memory, saved in one go
-        from kg_rag.model.graph import KnowledgeGraph
+    skipped = sum(report.skipped.values())
 
-        kg = KnowledgeGraph()
-        progress = writer.progress
-        changes = index_documents(kg, documents, extractor=extractor, report=report, progress=progress, **settings)
-        if _print_changes(args, changes, extractor, report, old):
-            return 1
-        _refuse_empty(bool(kg.chunks), sum(report.skipped.values()), args.out, old)
-        writer.save(_built(args, writer, kg, report))
-        return changes
-    plan = writer.plan_documents(
-        documents, extract=extractor is not None, schema_key=schema_key_of(extractor), **settings
+    def guard(plan: Any) -> None:  # before any chat call: a refused run costs nothing
+        if old is not None and not args.update and documents:
+            guard_documents(args, writer.documents(), documents)
+        if old is not None:
+            _refuse_empty(args.update or bool(plan.docs), skipped, args.out, old)
+
+    def build(kg: Any, run_report: Any) -> Any:
+        _refuse_empty(bool(kg.chunks), skipped, args.out, old)
+        return _built(args, writer, kg, run_report)
+
+    job = IndexJob(
+        documents,
+        extractor,
+        chunk_size=args.chunk_size,
+        chunk_overlap=args.chunk_overlap,
+        sync=not args.update,
+        progress=writer.progress,
     )
-    _refuse_empty(args.update or bool(plan.docs), sum(report.skipped.values()), args.out, old)
-    run = extractor.extract(plan.to_extract, progress=writer.progress) if extractor is not None else None
-    changes, change = document_change(plan, run, extractor)
-    report.merge(change.report)  # with what loading the documents skipped: this run's report, stored with it
-    change.report = report
-    if _print_changes(args, changes, extractor, report, old):
-        return 1
-    writer.apply(change, type_prefix=not args.no_type_prefix, synonym_threshold=args.synonym_threshold)
-    return changes
+    target = StoreTarget(
+        writer,
+        type_prefix=not args.no_type_prefix,
+        synonym_threshold=args.synonym_threshold,
+        run_report=report,
+        new=old is None,
+        build=build,
+    )
+    changes = job.run(
+        target, guard=guard, review=lambda changes: not _print_changes(args, changes, extractor, report, old)
+    )
+    return 1 if changes.all_failed else changes
 
 
 def _print_changes(args, changes, extractor, report, old) -> bool:
@@ -268,7 +276,7 @@ def _index_file(args, writer, inputs, report, old, extractor=None) -> None:
         kg = KnowledgeGraph()
         import_extraction_file(kg, inputs["extractions"], report=report, source=args.extractions)
         if args.update:
-            from kg_rag.store import GraphChange
+            from kg_rag.model.change import GraphChange
 
             change = GraphChange(report=report).replace(kg)
             writer.apply(change, type_prefix=not args.no_type_prefix, synonym_threshold=args.synonym_threshold)

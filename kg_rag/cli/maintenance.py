@@ -77,7 +77,7 @@ def _print_documents(store, as_json: bool) -> int:
 def cmd_delete(args: argparse.Namespace) -> int:
     """Remove documents and everything they contributed; older generations no reader holds are removed too,
     so the deleted text is gone from disk (not only from the current generation)."""
-    from kg_rag.store import IndexWriter
+    from kg_rag.indexing import IndexWriter
 
     with IndexWriter(existing_store(args.index), wait=args.wait) as writer:
         meta = writer.store.check()
@@ -98,7 +98,8 @@ def cmd_delete(args: argparse.Namespace) -> int:
 
 def cmd_copy(args: argparse.Namespace) -> int:
     """Copy an index between backends (directory <-> PostgreSQL, or to another place of the same kind)."""
-    from kg_rag.store import IndexWriter, is_database_uri, open_store
+    from kg_rag.indexing import IndexWriter
+    from kg_rag.store import is_database_uri, open_store
 
     if not args.target.strip():
         raise CLIError("the target path is empty")
@@ -109,8 +110,9 @@ def cmd_copy(args: argparse.Namespace) -> int:
         if target.exists():
             if not args.replace:
                 raise CLIError(f"{args.target}: already holds an index (use --replace to overwrite it)")
-            if is_database_uri(args.target):
-                target.drop()  # a clean copy keeps the source's row numbers as handles
+            drop = getattr(target, "drop", None)
+            if is_database_uri(args.target) and drop is not None:
+                drop()  # a clean copy keeps the source's row numbers as handles
         writer.save(index)
     stats = index.stats()
     print(
@@ -122,8 +124,8 @@ def cmd_copy(args: argparse.Namespace) -> int:
 
 def cmd_retype(args: argparse.Namespace) -> int:
     """Re-derive relation types (and ids) from the stored predicates; only changed texts are re-embedded."""
+    from kg_rag.indexing import IndexWriter
     from kg_rag.model.relation_types import RelationTyper
-    from kg_rag.store import IndexWriter
 
     with IndexWriter(existing_store(args.index), wait=args.wait) as writer:
         meta = writer.store.check()

@@ -109,7 +109,7 @@ def check_planning_args(args: argparse.Namespace) -> Any:
             raise CLIError(f"--encoding: {exc}") from None
     if not args.schema:
         return None
-    from kg_rag.ingest.schema import load_schema
+    from kg_rag.ingest.extraction_schema import load_schema
 
     return load_schema(args.schema)
 
@@ -118,7 +118,7 @@ def load_input_documents(args: argparse.Namespace, report: Any) -> list[Any]:
     """``--docs``' documents; the files not read are counted into ``report`` and printed with their names, before
     anything is extracted."""
     from kg_rag.ingest.documents import load_documents
-    from kg_rag.ingest.report import IngestReport
+    from kg_rag.model.report import IngestReport
 
     loaded = IngestReport()
     documents = load_documents(
@@ -172,12 +172,12 @@ def dry_run(args: argparse.Namespace, schema: Any, kind: str | None = "llm") -> 
     would extract and what that costs, and stop. No chat model is needed or called. Exits 2 when the run
     itself would be refused: before the estimate for a target that cannot take an index or a bad
     ``--llm-timeout``, after it for the re-index guard."""
+    from kg_rag.indexing import GraphTarget, IndexJob, IndexWriter, StoreTarget
     from kg_rag.ingest.cost import estimate_extraction
-    from kg_rag.ingest.pipeline import plan_documents
+    from kg_rag.ingest.extraction_schema import ExtractionSchema
     from kg_rag.ingest.reindex import named
-    from kg_rag.ingest.report import IngestReport
-    from kg_rag.ingest.schema import ExtractionSchema
     from kg_rag.model.graph import KnowledgeGraph
+    from kg_rag.model.report import IngestReport
 
     if kind == "llm":
         from kg_rag.langchain.chat import llm_timeout
@@ -196,16 +196,15 @@ def dry_run(args: argparse.Namespace, schema: Any, kind: str | None = "llm") -> 
         from kg_rag.ingest.nlp.loading import load_pipeline, pipeline_id
 
         key = NLPSettings(pipeline_id(load_pipeline(args.spacy_model))).key()
-    plan = plan_documents(
-        old if old is not None else KnowledgeGraph(),
+    job = IndexJob(
         documents,
-        report,
-        extract=extract,
         chunk_size=args.chunk_size,
         chunk_overlap=args.chunk_overlap,
         sync=not args.update,
-        schema_key=key if extract else None,
-    )
+        extract=extract,
+        schema_key=key,
+    )  # the run's job, stopped after its first step
+    plan = job.plan(StoreTarget(IndexWriter(old)) if old is not None else GraphTarget(KnowledgeGraph(), report))
     stored = {str(r["id"]) for r in records}
     new = [d for d in plan.changed if d not in stored]
     again = len(plan.changed) - len(new)

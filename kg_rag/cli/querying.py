@@ -164,7 +164,7 @@ def entity_names(values: list[str], backend: Any) -> list[str]:
     list, in which a name with a comma can be written in double quotes ('"Stockholm, Sweden",Oslo')."""
     import csv
 
-    from kg_rag.model.schema import canonical_key
+    from kg_rag.model.names import canonical_key
 
     with backend.reader() as view:
         known = view.lookup_entities([canonical_key(v) for v in values if v.strip()])

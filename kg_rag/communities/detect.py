@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kg_rag.communities.model import Community, CommunitySet, community_id
+from kg_rag.errors import InputError
 from kg_rag.model.graph import KnowledgeGraph
 from kg_rag.model.records import EXTRACTED, SYNONYM_KIND
 
@@ -105,9 +106,9 @@ def detect_communities(
         ("min_size", min_size, 1),
     ):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+            raise InputError(f"{name} must be an integer >= {low}, got {value!r}")
     if not resolution > 0:
-        raise ValueError(f"resolution must be > 0, got {resolution!r}")
+        raise InputError(f"resolution must be > 0, got {resolution!r}")
     with kg.lock:
         nodes = sorted(kg.graph.nodes)
         pairs = _weighted_pairs(kg)

@@ -16,8 +16,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from kg_rag.context.render import quote_name
-from kg_rag.model.schema import upper_snake
+from kg_rag.errors import InputError
+from kg_rag.model.names import upper_snake
+from kg_rag.model.notation import quote_name
 from kg_rag.tokens import truncate_to_tokens
 
 
@@ -136,7 +137,7 @@ class Community:
         """A community from its stored record; a field of the wrong type raises ``ValueError`` naming it (a
         stored index is read by code that trusts these types)."""
         if not isinstance(r, dict):
-            raise ValueError(f"a community record must be an object, got {type(r).__name__}")
+            raise InputError(f"a community record must be an object, got {type(r).__name__}")
         where = f"community {str(r.get('id'))[:40]!r}"
         findings = _records(r, "findings", where)
         cited = _records(r, "cited", where)
@@ -168,7 +169,7 @@ class Community:
                 stale=_flag(r, "stale", where, False),
             )
         except KeyError as exc:
-            raise ValueError(f"{where}: missing field {exc}") from None
+            raise InputError(f"{where}: missing field {exc}") from None
 
 
 def _text(r: dict[str, Any], name: str, where: str, *, required: bool = False) -> str:
@@ -176,21 +177,21 @@ def _text(r: dict[str, Any], name: str, where: str, *, required: bool = False) -
     if value is None and not required:
         return ""
     if not isinstance(value, (str, int)) or isinstance(value, bool):
-        raise ValueError(f"{where}: {name} must be a string, got {type(value).__name__}")
+        raise InputError(f"{where}: {name} must be a string, got {type(value).__name__}")
     return str(value)
 
 
 def _texts(r: dict[str, Any], name: str, where: str) -> list[str]:
     value = r.get(name) or []
     if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
-        raise ValueError(f"{where}: {name} must be a list of strings")
+        raise InputError(f"{where}: {name} must be a list of strings")
     return list(value)
 
 
 def _records(r: dict[str, Any], name: str, where: str) -> list[dict[str, Any]]:
     value = r.get(name) or []
     if not isinstance(value, list) or not all(isinstance(x, dict) for x in value):
-        raise ValueError(f"{where}: {name} must be a list of objects")
+        raise InputError(f"{where}: {name} must be a list of objects")
     return value
 
 
@@ -202,14 +203,14 @@ def _number(r: dict[str, Any], name: str, where: str, kind: type, *, required: b
         or not math.isfinite(value)
         or (kind is int and value != int(value))
     ):
-        raise ValueError(f"{where}: {name} must be a number, got {type(value).__name__}")
+        raise InputError(f"{where}: {name} must be a number, got {type(value).__name__}")
     return kind(value)
 
 
 def _flag(r: dict[str, Any], name: str, where: str, default: bool) -> bool:
     value = r.get(name, default)
     if not isinstance(value, bool):
-        raise ValueError(f"{where}: {name} must be true or false, got {type(value).__name__}")
+        raise InputError(f"{where}: {name} must be true or false, got {type(value).__name__}")
     return value
 
 
@@ -263,15 +264,15 @@ class CommunitySet:
     def from_dict(cls, data: dict[str, Any]) -> CommunitySet:
         """The saved set; a part of the wrong type raises ``ValueError`` naming it."""
         if not isinstance(data, dict):
-            raise ValueError(f"communities must be an object, got {type(data).__name__}")
+            raise InputError(f"communities must be an object, got {type(data).__name__}")
         records = data.get("communities") or []
         if not isinstance(records, list):
-            raise ValueError("communities: 'communities' must be a list")
+            raise InputError("communities: 'communities' must be a list")
         params, usage = data.get("params") or {}, data.get("usage") or {}
         if not isinstance(params, dict) or not isinstance(usage, dict):
-            raise ValueError("communities: 'params' and 'usage' must be objects")
+            raise InputError("communities: 'params' and 'usage' must be objects")
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in usage.values()):
-            raise ValueError("communities: 'usage' must hold integer counts")
+            raise InputError("communities: 'usage' must hold integer counts")
         comms = [Community.from_record(r) for r in records]
         return cls({c.id: c for c in comms}, dict(params), {str(k): int(v) for k, v in usage.items()})
 

@@ -16,10 +16,10 @@ from typing import Any, Protocol
 
 from kg_rag.communities.detect import community_params, detect_communities, graph_fingerprint, signature
 from kg_rag.communities.model import Community, CommunitySet, Finding, ReportRelation
-from kg_rag.context.render import quote_name
 from kg_rag.model.graph import KnowledgeGraph
+from kg_rag.model.names import DEFAULT_ENTITY_TYPE
+from kg_rag.model.notation import quote_name
 from kg_rag.model.records import EXTRACTED, relation_description
-from kg_rag.model.schema import DEFAULT_ENTITY_TYPE
 from kg_rag.tokens import count_tokens, truncate_to_tokens
 
 logger = logging.getLogger(__name__)

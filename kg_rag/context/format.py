@@ -21,16 +21,15 @@ import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from kg_rag.context.fence import DATA_PREFIX, data_lines, fence_safe, printable
-from kg_rag.context.render import quote_name, render_path
-from kg_rag.model.schema import DEFAULT_ENTITY_TYPE, upper_snake
+from kg_rag.fence import DATA_PREFIX, data_lines, fence_safe, printable
+from kg_rag.model.names import DEFAULT_ENTITY_TYPE, upper_snake
+from kg_rag.model.notation import quote_name, render_path
 from kg_rag.tokens import count_tokens, truncate_to_tokens
 
 if TYPE_CHECKING:
-    from kg_rag.query.params import QueryParams
-    from kg_rag.query.types import RetrievalResult, ScoredChunk, ScoredEntity
+    from kg_rag.model.results import RetrievalResult, ScoredChunk, ScoredEntity
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +44,39 @@ RELATION_COLUMNS = ("id", "source", "target", "description", "relation_type", "w
 ENTITY_COLUMNS = ("id", "entity", "type", "description", "rank")
 _DESC_STEPS = (None, 48, 24, 12, 6, 0)
 _SAFE_ID = re.compile(r"[\w.:/#@+-]{1,200}", re.UNICODE)
+
+
+class ContextParams(Protocol):
+    """The settings the context reads (:class:`~kg_rag.query.params.QueryParams` has them all)."""
+
+    @property
+    def max_context_tokens(self) -> int: ...
+    @property
+    def relations_share(self) -> float: ...
+    @property
+    def entities_share(self) -> float: ...
+    @property
+    def community_share(self) -> float: ...
+    @property
+    def max_paths(self) -> int: ...
+    @property
+    def max_relations(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class ContextBudget:
+    """The default :class:`ContextParams`: those of the default ``QueryParams()`` (a test keeps them equal)."""
+
+    max_context_tokens: int = 4000
+    relations_share: float = 0.3
+    entities_share: float = 0.15
+    community_share: float = 0.1
+    max_paths: int = 10
+    max_relations: int = 12
+
+
+ContextFormatter = Callable[["RetrievalResult", Any], "FormattedContext"]
+"""What the query engine calls last: ``(result, params) -> FormattedContext`` (:func:`format_context` by default)."""
 
 Line = tuple[str, tuple[str, str] | None]
 """A rendered line and what it shows (``("relation", id)``, ``("path", i)``, ...; ``None`` for headers)."""
@@ -132,7 +164,7 @@ def _fit(lines: list[Line], budget: int) -> tuple[list[Line], int]:
     return out, used
 
 
-def _path_lines(result: RetrievalResult, p: QueryParams) -> list[Line]:
+def _path_lines(result: RetrievalResult, p: ContextParams) -> list[Line]:
     if not result.paths or p.max_paths == 0:
         return []
     lines: list[Line] = [(PATHS_HEADER, None)]
@@ -140,7 +172,7 @@ def _path_lines(result: RetrievalResult, p: QueryParams) -> list[Line]:
     return lines
 
 
-def _relation_lines(result: RetrievalResult, desc_limit: int | None, p: QueryParams) -> list[Line]:
+def _relation_lines(result: RetrievalResult, desc_limit: int | None, p: ContextParams) -> list[Line]:
     rows = result.relations[: p.max_relations]
     if not rows:
         return []
@@ -285,16 +317,14 @@ def _tally(out: FormattedContext, lines: list[Line]) -> None:
             out.chunks.append(value)
 
 
-def format_context(result: RetrievalResult, params: QueryParams | None = None) -> FormattedContext:
+def format_context(result: RetrievalResult, params: ContextParams | None = None) -> FormattedContext:
     """Assemble the token-budgeted context of a retrieval result (see the module docstring).
 
     The returned text never exceeds ``params.max_context_tokens`` (tiktoken cl100k_base). It is the graph half
     (``graph_text``: paths, relationships, entities, communities) followed by the Sources section, which
     :func:`format_sources` can render again for another choice or order of the same passages.
     """
-    from kg_rag.query.params import QueryParams
-
-    p = params or QueryParams()
+    p = params if params is not None else ContextBudget()
     total = p.max_context_tokens
     community_share = p.community_share
     shares = {
@@ -379,7 +409,10 @@ def graph_support(result: RetrievalResult, lines: list[Line]) -> list[Any]:
     evidence = {r.relation_id: [c for c in r.chunk_ids if c in returned] for r in result.relations}
     out: list[Any] = []
     for _, tag in lines:
-        kind, value = tag if tag is not None else (None, None)
+        if tag is None:
+            out.append(None)
+            continue
+        kind, value = tag
         if kind == "relation":
             out.append(evidence.get(value) or None)
         elif kind == "path":

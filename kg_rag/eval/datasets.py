@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kg_rag.errors import InputError, InputNotFoundError
 from kg_rag.eval.chain import Hop, question_hops
 from kg_rag.jsonio import load_json
 from kg_rag.model.graph import KnowledgeGraph
@@ -48,7 +49,7 @@ def load_musique_questions(
     """
     data: Any = path if isinstance(path, list) else load_json(path)
     if not isinstance(data, list):
-        raise ValueError(f"{path}: expected a list of questions")
+        raise InputError(f"{path}: expected a list of questions")
     by_text: dict[str, str] = {}
     doc_of: dict[str, str] = {}
     for chunk in chunks:
@@ -58,7 +59,7 @@ def load_musique_questions(
     out = []
     for item in data[:limit] if limit else data:
         if not isinstance(item, dict) or "question" not in item:
-            raise ValueError(
+            raise InputError(
                 f"{path}: every question needs a 'question' ('id', 'answer' and 'paragraphs' are optional)"
             )
         qid = str(item.get("id", len(out)))
@@ -68,7 +69,7 @@ def load_musique_questions(
                 text = str(para.get("paragraph_text", ""))
                 cid = by_text.get(text) or by_text.get(text.strip())
                 if cid is None:
-                    raise ValueError(f"{path}: question {qid}: a supporting passage is not in the index")
+                    raise InputError(f"{path}: question {qid}: a supporting passage is not in the index")
                 gold.append(cid)
         answers = [str(item.get("answer", ""))] + [str(a) for a in item.get("answer_aliases") or []]
         steps = item.get("question_decomposition") or []
@@ -98,7 +99,7 @@ def single_hop_questions(data: Any) -> list[dict[str, Any]]:
     by several questions is kept once; one whose placeholder or paragraph cannot be resolved is left out.
     """
     if not isinstance(data, list):
-        raise ValueError("expected a list of questions")
+        raise InputError("expected a list of questions")
     out: list[dict[str, Any]] = []
     seen: set[tuple[str, str]] = set()
     for item in data:
@@ -144,12 +145,12 @@ def load_sec10q_questions(path: str | Path, chunks: Iterable[Chunk], *, limit: i
 
     p = Path(path)
     if not p.is_file():
-        raise FileNotFoundError(f"{p}: no such file")
+        raise InputNotFoundError(f"{p}: no such file")
     with p.open(encoding="utf-8", newline="") as fh:
         rows = list(csv.DictReader(fh))
     need = {"New Question", "New Answer", "Source Docs"}
     if not rows or not need <= set(rows[0]):
-        raise ValueError(f"{p}: expected columns {', '.join(sorted(need))}")
+        raise InputError(f"{p}: expected columns {', '.join(sorted(need))}")
     docs = list(dict.fromkeys(c.doc_id for c in chunks))
     out = []
     for i, row in enumerate(rows[:limit] if limit else rows):

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kg_rag.model.schema import canonical_key
+from kg_rag.model.names import canonical_key
 
 
 def _written(name: str, text: str) -> bool:

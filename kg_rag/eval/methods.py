@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from kg_rag.errors import InputError
 from kg_rag.query.params import get_preset
 from kg_rag.store.base import QueryBackend
 
@@ -25,7 +26,7 @@ class MethodRun:
 
     chunk_ids: list[str]
     result: Any = None
-    """The :class:`~kg_rag.query.types.RetrievalResult` of a graph method (``None`` for chunk-only methods)."""
+    """The :class:`~kg_rag.model.results.RetrievalResult` of a graph method (``None`` for chunk-only methods)."""
     params: Any = None
     """The :class:`~kg_rag.query.params.QueryParams` it ran with (the runner formats the context with them)."""
 
@@ -47,7 +48,7 @@ class MethodSpec:
     def from_file(cls, path: str | Path) -> MethodSpec:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         if not isinstance(data, dict) or "name" not in data or "type" not in data:
-            raise ValueError(f"{path}: a method file needs 'name' and 'type'")
+            raise InputError(f"{path}: a method file needs 'name' and 'type'")
         return cls(
             str(data["name"]),
             str(data["type"]),
@@ -105,4 +106,4 @@ def build_method(spec: MethodSpec, backend: QueryBackend, embeddings: Any) -> Ra
             return MethodRun([c.id for c in result.chunks], result, p)
 
         return kg
-    raise ValueError(f"method {spec.name!r}: unknown type {spec.type!r} (dense, bm25 or kg)")
+    raise InputError(f"method {spec.name!r}: unknown type {spec.type!r} (dense, bm25 or kg)")

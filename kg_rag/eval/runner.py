@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from kg_rag.context.format import format_context
+from kg_rag.errors import InputError
 from kg_rag.eval.chain import CHAIN_METRICS, chain_metrics
 from kg_rag.eval.datasets import EvalQuestion
 from kg_rag.eval.floor import floor_ms, stage_medians
@@ -25,8 +26,8 @@ from kg_rag.eval.metrics import (
     reciprocal_rank,
     set_f1,
 )
+from kg_rag.model.names import canonical_key
 from kg_rag.model.relation_types import names_relation
-from kg_rag.model.schema import canonical_key
 from kg_rag.store.base import EdgeFilter, QueryBackend
 
 logger = logging.getLogger(__name__)
@@ -173,7 +174,7 @@ class _Corpus:
 
 
 TEXT_CACHES = (
-    "kg_rag.model.schema:canonical_key",
+    "kg_rag.model.names:canonical_key",
     "kg_rag.model.relation_types:lemma",
     "kg_rag.model.relation_types:analyse",
     "kg_rag.query.relation_match:_type_words",
@@ -215,10 +216,10 @@ def evaluate(
     from tqdm.auto import tqdm
 
     if not questions:
-        raise ValueError("no questions to evaluate")
+        raise InputError("no questions to evaluate")
     ks = sorted({int(k) for k in ks})
     if not ks or ks[0] < 1:
-        raise ValueError("k values must be positive integers")
+        raise InputError("k values must be positive integers")
     kmax = max(ks)
     if query_vectors is None:
         from kg_rag.index.embeddings import normalise_rows

@@ -25,6 +25,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from kg_rag.errors import InputError
 from kg_rag.explorer import views
 from kg_rag.query import limits
 
@@ -203,7 +204,7 @@ def create_app(
                 if unknown:
                     problems.append(f"{name}: no relation of type {', '.join(map(repr, unknown))} in this index")
         if problems:
-            raise ValueError("; ".join(problems) + " (the overview lists the relation types)")
+            raise InputError("; ".join(problems) + " (the overview lists the relation types)")
 
     @app.get("/", include_in_schema=False)
     def page() -> FileResponse:

@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 
 from kg_rag.context import render_path
-from kg_rag.model.schema import canonical_key
+from kg_rag.errors import InputError
+from kg_rag.model.names import canonical_key
 from kg_rag.query.limits import suggest_entities, unknown_name
 from kg_rag.query.stages import edge_filter_for
 from kg_rag.store.scope import ScopedView
@@ -371,7 +372,7 @@ def entity_view(backend: Any, key: str, params: Any, embed: Any = None) -> dict[
         h = _handle(view, key, embed)
         edge_filter, _ = edge_filter_for(view, params)  # the engine's own: the filters are the retriever's
         if h in edge_filter.blocked:
-            raise ValueError(f"entity {key!r} is excluded by the exclude_entities filter")
+            raise InputError(f"entity {key!r} is excluded by the exclude_entities filter")
         entity = view.entities(np.asarray([h], dtype=I64))[0]
         if entity is None:
             raise NotFound(f"no entity {key!r} in the index")

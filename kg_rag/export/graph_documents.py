@@ -17,6 +17,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from kg_rag.errors import InputError
 from kg_rag.export.rows import atomic_file, check_target
 from kg_rag.model.graph import KnowledgeGraph
 from kg_rag.model.records import SYNONYM_KIND
@@ -123,9 +124,9 @@ def read_graph_documents(path: str | Path) -> KnowledgeGraph:
         try:
             docs = json.load(fh)
         except ValueError as exc:
-            raise ValueError(f"{path}: not JSON ({exc})") from exc
+            raise InputError(f"{path}: not JSON ({exc})") from exc
     if not isinstance(docs, list):
-        raise ValueError(f"{path}: expected a JSON array of GraphDocuments")
+        raise InputError(f"{path}: expected a JSON array of GraphDocuments")
     kg = KnowledgeGraph()
     import_graph_documents(kg, docs, keep_types=True)
     return kg

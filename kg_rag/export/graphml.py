@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kg_rag.errors import InputError
 from kg_rag.export.rows import atomic_file, check_target, entity_rows, relation_rows
 from kg_rag.model.graph import KnowledgeGraph
 
@@ -81,7 +82,7 @@ def read_graphml(path: str | Path) -> nx.MultiDiGraph:
 
     g = nx.read_graphml(path, force_multigraph=True)
     if not g.is_directed():
-        raise ValueError(f"{path}: not a directed graph")
+        raise InputError(f"{path}: not a directed graph")
     for _, _, attrs in g.edges(data=True):
         for k in _LISTS:
             if isinstance(attrs.get(k), str):

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from kg_rag.errors import InputError
 from kg_rag.export.rows import atomic_file, check_target
 from kg_rag.model.graph import KnowledgeGraph
 
@@ -44,8 +45,8 @@ def read_jsonl(path: str | Path) -> KnowledgeGraph:
                 rec = json.loads(line)
                 parts[rec.pop("record")].append(rec)
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
-                raise ValueError(f"{path}:{n}: not a kg-rag export record ({type(exc).__name__}: {exc})") from exc
+                raise InputError(f"{path}:{n}: not a kg-rag export record ({type(exc).__name__}: {exc})") from exc
     try:
         return KnowledgeGraph.from_records(parts["entity"], parts["relation"], parts["chunk"], parts["document"])
     except (KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"{path}: inconsistent records ({type(exc).__name__}: {exc})") from exc
+        raise InputError(f"{path}: inconsistent records ({type(exc).__name__}: {exc})") from exc

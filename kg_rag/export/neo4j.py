@@ -18,9 +18,11 @@ import csv
 import re
 import shutil
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from kg_rag.errors import InputError
 from kg_rag.export.rows import atomic_file, check_target, entity_rows, relation_rows
 from kg_rag.model.graph import KnowledgeGraph
 
@@ -60,7 +62,7 @@ def _delimiter(entities: list[dict[str, Any]], relations: list[dict[str, Any]]) 
     for d in _DELIMITERS:
         if not any(d in v for v in values):
             return d
-    raise ValueError("every array delimiter (; | \\x1f) occurs in some chunk or document id")
+    raise InputError("every array delimiter (; | \\x1f) occurs in some chunk or document id")
 
 
 def _cell(value: Any, delimiter: str) -> Any:
@@ -71,7 +73,7 @@ def _cell(value: Any, delimiter: str) -> Any:
     return value
 
 
-def _props(columns: list[tuple[str, str | None]], skip: tuple[str, ...], delimiter: str) -> str:
+def _props(columns: Sequence[tuple[str, str | None]], skip: tuple[str, ...], delimiter: str) -> str:
     """Cypher property map reading each CSV column back with its type."""
     parts = []
     for header, name in columns:

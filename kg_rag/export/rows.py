@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
+from kg_rag.errors import InputError, OutputExistsError
 from kg_rag.model.graph import KnowledgeGraph
 
 
@@ -74,12 +75,12 @@ def check_target(path: Path, *, folder: bool = False, overwrite: bool = False) -
     unless ``overwrite``, anything at all: an existing file, or for a folder export a folder that is not empty
     (``FileExistsError``)."""
     if folder and path.exists() and not path.is_dir():
-        raise ValueError(f"{path}: exists and is not a folder (the neo4j export writes a folder)")
+        raise InputError(f"{path}: exists and is not a folder (the neo4j export writes a folder)")
     if not folder and path.is_dir():
-        raise ValueError(f"{path}: is a folder; give a file name")
+        raise InputError(f"{path}: is a folder; give a file name")
     if overwrite:
         return
     if folder and path.is_dir() and any(path.iterdir()):
-        raise FileExistsError(f"{path}: the folder is not empty; pass overwrite=True to replace it")
+        raise OutputExistsError(f"{path}: the folder is not empty; pass overwrite=True to replace it")
     if not folder and (path.exists() or path.is_symlink()):
-        raise FileExistsError(f"{path}: the file exists; pass overwrite=True to replace it")
+        raise OutputExistsError(f"{path}: the file exists; pass overwrite=True to replace it")

@@ -14,12 +14,15 @@ from typing import Any
 
 import numpy as np
 
+from kg_rag.errors import InputError
 from kg_rag.index.embeddings import EmbeddingCache, model_id
+from kg_rag.index.meta import IndexMeta
 from kg_rag.index.vectors import VectorTable
-from kg_rag.ingest.report import IngestReport
+from kg_rag.model.change import GraphChange, apply_to_graph
 from kg_rag.model.graph import KnowledgeGraph
+from kg_rag.model.names import DEFAULT_ENTITY_TYPE
 from kg_rag.model.records import Chunk, Entity, Relation
-from kg_rag.model.schema import DEFAULT_ENTITY_TYPE
+from kg_rag.model.report import IngestReport
 
 logger = logging.getLogger(__name__)
 
@@ -107,14 +110,10 @@ class GraphIndex:
     def remove_documents(self, doc_ids: Sequence[str]) -> dict[str, int]:
         """Forget documents: what their chunks said (see :meth:`KnowledgeGraph.remove_document`) and what the
         ingest report recorded about those chunks. Call :meth:`refresh` before querying or saving."""
-        from kg_rag.ingest.pipeline import forget_documents
-
-        return forget_documents(self.kg, doc_ids, self.report)
+        return apply_to_graph(self.kg, self.report, GraphChange().remove(doc_ids))
 
     def stats(self) -> dict[str, Any]:
-        """The same figures a store's ``stats()`` gives (:meth:`kg_rag.store.meta.IndexMeta.stats`)."""
-        from kg_rag.store.meta import IndexMeta
-
+        """The same figures a store's ``stats()`` gives (:meth:`kg_rag.index.meta.IndexMeta.stats`)."""
         return IndexMeta.of_index(self, schema_version=0).stats(self.report)
 
 
@@ -192,7 +191,7 @@ def _finish(
     entities, facts, chunks = tables
     dims = {t.dim for t in (entities, facts, chunks) if len(t)}
     if len(dims) > 1:
-        raise ValueError(f"embedding dimensions disagree across entities/facts/chunks: {sorted(dims)}")
+        raise InputError(f"embedding dimensions disagree across entities/facts/chunks: {sorted(dims)}")
     logger.info("embedded %d texts (%d from cache)", cache.misses + cache.hits, cache.hits)
     return GraphIndex(
         plan.kg,

@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from kg_rag.errors import InputError
+
 logger = logging.getLogger(__name__)
 
 LOCAL_MODEL_NAME = "all-MiniLM-L6-v2"
@@ -86,7 +88,7 @@ class EmbeddingCache:
             return np.zeros((0, 0), dtype=np.float32), []
         rows = [self._vectors[h] for h in hashes]
         if len({r.shape[0] for r in rows}) > 1:
-            raise ValueError(f"embedding model {mid} returned vectors of different dimensions across batches")
+            raise InputError(f"embedding model {mid} returned vectors of different dimensions across batches")
         return np.stack(rows).astype(np.float32, copy=False), hashes
 
     def embed(
@@ -108,7 +110,7 @@ class EmbeddingCache:
                 try:
                     raw = embeddings.embed_documents([t for _, t in part])
                 except Exception as exc:
-                    raise ValueError(f"embedding model {mid} failed: {type(exc).__name__}: {exc}") from exc
+                    raise InputError(f"embedding model {mid} failed: {type(exc).__name__}: {exc}") from exc
                 self._keep(mid, part, raw)
                 bar.update(len(part))
         return self._matrix(mid, hashes)
@@ -139,7 +141,7 @@ class EmbeddingCache:
                     else:
                         raw = await asyncio.to_thread(embeddings.embed_documents, batch)
                 except Exception as exc:
-                    raise ValueError(f"embedding model {mid} failed: {type(exc).__name__}: {exc}") from exc
+                    raise InputError(f"embedding model {mid} failed: {type(exc).__name__}: {exc}") from exc
                 self._keep(mid, part, raw)
                 bar.update(len(part))
         return self._matrix(mid, hashes)
@@ -149,18 +151,18 @@ def as_matrix(raw: Any, expected_rows: int, mid: str) -> np.ndarray:
     try:
         block = np.asarray(raw, dtype=np.float32)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"embedding model {mid} returned vectors of unequal length: {exc}") from exc
+        raise InputError(f"embedding model {mid} returned vectors of unequal length: {exc}") from exc
     if block.ndim != 2 or block.shape[0] != expected_rows:
-        raise ValueError(f"embedding model {mid} returned shape {block.shape}, expected ({expected_rows}, dim)")
+        raise InputError(f"embedding model {mid} returned shape {block.shape}, expected ({expected_rows}, dim)")
     if not np.isfinite(block).all():
-        raise ValueError(f"embedding model {mid} returned NaN or infinite values")
+        raise InputError(f"embedding model {mid} returned NaN or infinite values")
     return np.ascontiguousarray(block)
 
 
 def _query_vector(raw: Any, mid: str, dim: int | None) -> np.ndarray:
     vec = as_matrix([raw], 1, mid)
     if dim is not None and vec.shape[1] != dim:
-        raise ValueError(f"embedding model {mid} returned dimension {vec.shape[1]}, the index has {dim}")
+        raise InputError(f"embedding model {mid} returned dimension {vec.shape[1]}, the index has {dim}")
     return normalise_rows(vec)
 
 
@@ -170,7 +172,7 @@ def embed_query(embeddings: Any, text: str, dim: int | None = None) -> np.ndarra
     try:
         raw = embeddings.embed_query(text)
     except Exception as exc:
-        raise ValueError(f"embedding model {mid} failed on the query: {type(exc).__name__}: {exc}") from exc
+        raise InputError(f"embedding model {mid} failed on the query: {type(exc).__name__}: {exc}") from exc
     return _query_vector(raw, mid, dim)
 
 
@@ -185,5 +187,5 @@ async def aembed_query(embeddings: Any, text: str, dim: int | None = None) -> np
         else:
             raw = await asyncio.to_thread(embeddings.embed_query, text)
     except Exception as exc:
-        raise ValueError(f"embedding model {mid} failed on the query: {type(exc).__name__}: {exc}") from exc
+        raise InputError(f"embedding model {mid} failed on the query: {type(exc).__name__}: {exc}") from exc
     return _query_vector(raw, mid, dim)

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
+from kg_rag.errors import InputError
+
 TOKENS_PER_BATCH = 4096
 """Padded tokens one forward pass holds: bounds the attention scores' memory (batch x heads x length²) and keeps
 the element-wise work in cache."""
@@ -55,7 +57,7 @@ class _Model:
         if config.get("hidden_act", "gelu") != "gelu" or config.get("position_embedding_type", "absolute") != (
             "absolute"
         ):
-            raise ValueError(f"{path}: not a BERT encoder with GELU and absolute positions")
+            raise InputError(f"{path}: not a BERT encoder with GELU and absolute positions")
         max_len = int(config["max_position_embeddings"])
         st_config = path / "sentence_bert_config.json"
         if st_config.is_file():
@@ -249,7 +251,7 @@ def read_safetensors(path: Path) -> dict[str, np.ndarray]:
             or not (start <= begin <= end <= data.size)
             or end - begin != 4 * int(np.prod(shape))
         ):
-            raise ValueError(f"{path}: tensor {name} is not a float32 array of its shape")
+            raise InputError(f"{path}: tensor {name} is not a float32 array of its shape")
         tensors[name] = np.asarray(data[begin:end]).view("<f4").reshape(shape)
     return tensors
 

@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 
 from kg_rag.index.build import GraphIndex
+from kg_rag.model.names import DEFAULT_ENTITY_TYPE
 from kg_rag.model.resolution import Resolution, merge_entities, resolve_graph
-from kg_rag.model.schema import DEFAULT_ENTITY_TYPE
 
 logger = logging.getLogger(__name__)
 

@@ -17,11 +17,12 @@ from typing import Any, Protocol
 import numpy as np
 import scipy.sparse as sp
 
+from kg_rag.errors import InputError
 from kg_rag.index.build import GraphIndex
 from kg_rag.index.vectors import VectorTable
 from kg_rag.model.graph import KnowledgeGraph
+from kg_rag.model.names import RELATED
 from kg_rag.model.records import SYNONYM_KIND, Chunk, Entity, Relation
-from kg_rag.model.schema import RELATED
 
 
 def csr_gather(indptr: np.ndarray, data: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -88,7 +89,12 @@ class CompiledGraph:
             self.chunk_ids = list(index.chunks.ids) if len(index.chunks) else list(kg.chunks)
             cpos = {c: i for i, c in enumerate(self.chunk_ids)}
             type_names: dict[str, int] = {}
-            src, dst, tid, weight, syn, rel_ids = [], [], [], [], [], []
+            src: list[int] = []
+            dst: list[int] = []
+            tid: list[int] = []
+            weight: list[float] = []
+            syn: list[bool] = []
+            rel_ids: list[str] = []
             ev_edge, ev_chunk = [], []
             for u, v, key, attrs in kg.graph.edges(keys=True, data=True):
                 if u not in pos or v not in pos:
@@ -136,18 +142,18 @@ class CompiledGraph:
         self = cls.__new__(cls)
         missing = [k for k in cls.ARRAYS if k not in arrays] + [k for k in cls.LISTS if k not in lists]
         if missing:
-            raise ValueError(f"compiled graph is missing {', '.join(missing)}")
+            raise InputError(f"compiled graph is missing {', '.join(missing)}")
         for k in cls.ARRAYS:
             setattr(self, k, np.asarray(arrays[k]))
         for k in cls.LISTS:
             if not isinstance(lists[k], list):
-                raise ValueError(f"compiled list {k} is not a list")
+                raise InputError(f"compiled list {k} is not a list")
             setattr(self, k, [str(x) for x in lists[k]])
         n, m, c = len(self.node_ids), len(self.relation_ids), len(self.chunk_ids)
         if not (len(self.src) == len(self.dst) == len(self.type_id) == len(self.weight) == len(self.is_synonym) == m):
-            raise ValueError("compiled edge arrays have different lengths")
+            raise InputError("compiled edge arrays have different lengths")
         if len(self.names) != n or len(self.types) != n:
-            raise ValueError("compiled node lists have different lengths")
+            raise InputError("compiled node lists have different lengths")
 
         def within(values: np.ndarray, limit: int) -> bool:
             return not values.size or (int(values.min()) >= 0 and int(values.max()) < limit)
@@ -165,7 +171,7 @@ class CompiledGraph:
         }
         for problem, ok in checks.items():
             if not ok:
-                raise ValueError(f"compiled {problem}")
+                raise InputError(f"compiled {problem}")
         self._finish()
         return self
 
@@ -311,9 +317,9 @@ class Snapshot:
         """Raise ``ValueError`` when the arrays and the vector tables do not describe the same rows."""
         cg = self.graph
         if cg.n_nodes != len(self.entities) or len(cg.fact_edge) != len(self.facts):
-            raise ValueError("compiled graph does not match the vectors")
+            raise InputError("compiled graph does not match the vectors")
         if len(self.chunks) and len(self.chunks) != cg.n_chunks:
-            raise ValueError("compiled chunk list does not match the chunk vectors")
+            raise InputError("compiled chunk list does not match the chunk vectors")
 
     @property
     def dim(self) -> int:

@@ -14,6 +14,7 @@ import re
 
 import numpy as np
 
+from kg_rag.errors import InputError
 from kg_rag.index.build import GraphIndex
 from kg_rag.model.records import SYNONYM_KIND
 
@@ -23,9 +24,9 @@ logger = logging.getLogger(__name__)
 def link_synonyms(index: GraphIndex, threshold: float = 0.9, k: int = 10, batch_size: int = 4096) -> int:
     """Add synonym links between near-duplicate entities; returns how many pairs were linked."""
     if not 0.0 < threshold <= 1.0:
-        raise ValueError(f"threshold must be in (0, 1], got {threshold}")
+        raise InputError(f"threshold must be in (0, 1], got {threshold}")
     if k < 1:
-        raise ValueError(f"k must be >= 1, got {k}")
+        raise InputError(f"k must be >= 1, got {k}")
     table, kg = index.entities, index.kg
     pairs = 0
     for start in range(0, len(table), batch_size):

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from kg_rag.errors import InputError
+
 _FAISS_CONFIGURED = False
 EXACT_MAX_ROWS = 25_000
 """Vector tables up to this many rows are searched exactly; larger ones through an inverted-file index."""
@@ -36,6 +38,7 @@ def build_faiss_index(vectors: np.ndarray) -> Any:
     _configure_faiss_threads(faiss)
     n = int(vectors.shape[0])
     d = max(int(vectors.shape[1]) if vectors.ndim == 2 else 0, 1)
+    index: Any
     if n <= EXACT_MAX_ROWS:
         if n < SHORTLIST_MIN_ROWS:
             index = faiss.IndexFlatIP(d)
@@ -83,7 +86,7 @@ class VectorTable:
 
     def __post_init__(self) -> None:
         if len(self.ids) != len(self.hashes) or len(self.ids) != self.vectors.shape[0]:
-            raise ValueError(
+            raise InputError(
                 f"vector table is inconsistent: {len(self.ids)} ids, {len(self.hashes)} hashes, "
                 f"{self.vectors.shape[0]} vectors"
             )
@@ -124,7 +127,7 @@ class VectorTable:
     def set_faiss_index(self, index: Any) -> None:
         """Attach a prebuilt index (loaded from disk); it must cover every row."""
         if index.ntotal != len(self) or (len(self) and index.d != self.dim):
-            raise ValueError(
+            raise InputError(
                 f"FAISS index has {index.ntotal} rows of dim {index.d}, the table {len(self)} x {self.dim}"
             )
         self._faiss = index

@@ -9,7 +9,7 @@ from typing import Any
 
 from kg_rag.ingest.graph_documents import import_graph_documents
 from kg_rag.ingest.openie import import_openie
-from kg_rag.ingest.report import IngestReport
+from kg_rag.model.report import IngestReport
 
 _LAZY = {
     "load_documents": "kg_rag.ingest.documents",
@@ -20,11 +20,13 @@ _LAZY = {
     "LLMExtractor": "kg_rag.ingest.extract",
     "apply_extraction": "kg_rag.ingest.extract",
     "import_extraction_file": "kg_rag.ingest.extraction_file",
-    "ExtractionSchema": "kg_rag.ingest.schema",
-    "load_schema": "kg_rag.ingest.schema",
+    "ExtractionSchema": "kg_rag.ingest.extraction_schema",
+    "load_schema": "kg_rag.ingest.extraction_schema",
     "estimate_extraction": "kg_rag.ingest.cost",
-    "index_documents": "kg_rag.ingest.pipeline",
-    "aindex_documents": "kg_rag.ingest.pipeline",
+    # the write path lives in kg_rag.indexing (a layer above); these two names stay here for callers of the
+    # earlier API, resolved only when asked for
+    "index_documents": "kg_rag.indexing.job",
+    "aindex_documents": "kg_rag.indexing.job",
 }
 
 

@@ -17,12 +17,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from kg_rag.errors import InputError
 from kg_rag.ingest.extract import apply_extraction
+from kg_rag.ingest.extraction_schema import schema_key_of
 from kg_rag.ingest.openie import add_passages, clash_check
-from kg_rag.ingest.pipeline import replace_documents, schema_key_of
-from kg_rag.ingest.report import IngestReport
 from kg_rag.jsonio import load_json
+from kg_rag.model.change import replace_documents
 from kg_rag.model.graph import KnowledgeGraph
+from kg_rag.model.report import IngestReport
 
 logger = logging.getLogger(__name__)
 
@@ -43,7 +45,7 @@ def import_corpus(
     passages = load_json(corpus) if isinstance(corpus, (str, Path)) else corpus
     source = str(corpus) if isinstance(corpus, (str, Path)) else (name or "corpus")
     if not isinstance(passages, list):
-        raise ValueError(f"{source}: expected a list of {{title, text}} passages")
+        raise InputError(f"{source}: expected a list of {{title, text}} passages")
     clash_check(kg, passages, source)
     key = schema_key_of(extractor)
 

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from kg_rag.ingest.schema import ExtractionSchema, extraction_text
+from kg_rag.ingest.extraction_schema import ExtractionSchema, extraction_text
 from kg_rag.model import Chunk
 from kg_rag.tokens import ENCODING_NAME, get_encoding
 

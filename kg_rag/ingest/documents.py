@@ -35,10 +35,11 @@ from typing import Any
 
 from langchain_core.documents import Document
 
+from kg_rag.errors import InputError, InputNotFoundError
 from kg_rag.ingest.formats import CSV_SUFFIXES, DOCX_SUFFIXES, HTML_SUFFIXES, read_csv, read_docx, read_html
 from kg_rag.ingest.limits import UNPACKS_TOO_LARGE, OverLimit, check_docx, check_text, read_pdf
-from kg_rag.ingest.report import IngestReport
 from kg_rag.model.records import Chunk
+from kg_rag.model.report import IngestReport
 from kg_rag.tokens import ENCODING_NAME, count_tokens
 
 logger = logging.getLogger(__name__)
@@ -86,7 +87,7 @@ def load_documents(
     note = logger.info if caller_report else logger.warning  # a report given is shown by its owner (the CLI)
     root = Path(path)
     if not root.exists():
-        raise FileNotFoundError(f"{root}: no such file or folder")
+        raise InputNotFoundError(f"{root}: no such file or folder")
     resolved_root = root.resolve()
     unsupported: list[Path] = []
     if root.is_file():
@@ -149,7 +150,7 @@ def load_documents(
         usable += 1
     if not files:
         found = f"; {_unsupported_summary(unsupported)}" if unsupported else ""
-        raise ValueError(f"{root}: no {_suffix_list()} files found{found}")
+        raise InputError(f"{root}: no {_suffix_list()} files found{found}")
     if not usable and not docs:
         logger.warning("%s: no readable text in %d file(s)", root, len(files))
     return docs
@@ -304,7 +305,7 @@ def check_encoding(encoding: str) -> str:
     try:
         codecs.lookup(encoding)
     except LookupError:
-        raise ValueError(f"unknown encoding {encoding!r} (a Python codec name, such as cp1252 or latin-1)") from None
+        raise InputError(f"unknown encoding {encoding!r} (a Python codec name, such as cp1252 or latin-1)") from None
     return encoding
 
 
@@ -353,7 +354,7 @@ def _decode(raw: bytes, encoding: str, *, strict: bool) -> str:
     try:
         return raw.decode(codec, errors="strict" if strict else "replace")
     except UnicodeDecodeError as exc:
-        raise ValueError(f"not valid {encoding} (byte 0x{raw[exc.start]:02x} at offset {exc.start})") from None
+        raise InputError(f"not valid {encoding} (byte 0x{raw[exc.start]:02x} at offset {exc.start})") from None
 
 
 def guess_encoding(raw: bytes) -> str:
@@ -462,7 +463,7 @@ def _pdf_pages(file: Path) -> list[tuple[int, str]]:
     except LimitReachedError:
         raise
     except (PyPdfError, OSError, ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"{file}: cannot read PDF ({type(exc).__name__}: {exc})") from exc
+        raise InputError(f"{file}: cannot read PDF ({type(exc).__name__}: {exc})") from exc
     pages = []
     for i in range(n_pages):
         try:
@@ -503,9 +504,9 @@ def split_documents(
     counted in ``report`` (``long_line``), which :func:`load_documents` already does for files.
     """
     if chunk_size <= 0:
-        raise ValueError(f"chunk_size must be > 0, got {chunk_size}")
+        raise InputError(f"chunk_size must be > 0, got {chunk_size}")
     if not 0 <= chunk_overlap < chunk_size:
-        raise ValueError(f"chunk_overlap must be in [0, chunk_size), got {chunk_overlap}")
+        raise InputError(f"chunk_overlap must be in [0, chunk_size), got {chunk_overlap}")
     from kg_rag.ingest.limits import LONG_LINE, text_problem
     from kg_rag.tokens import get_encoding
 

@@ -22,12 +22,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from kg_rag.errors import ExtractionError
-from kg_rag.ingest.report import IngestReport
-from kg_rag.ingest.schema import GLEANING_PROMPT, SYSTEM_PROMPT, ExtractionSchema, extraction_text
+from kg_rag.chat_calls import describe_chat_model, structured_output
+from kg_rag.errors import ExtractionError, InputError
+from kg_rag.ingest.extraction_schema import GLEANING_PROMPT, SYSTEM_PROMPT, ExtractionSchema, extraction_text
 from kg_rag.model import Chunk, KnowledgeGraph
-from kg_rag.model.relation_types import RelationTyper
-from kg_rag.model.schema import (
+from kg_rag.model.names import (
     DEFAULT_ENTITY_TYPE,
     DEFAULT_ENTITY_TYPES,
     DEFAULT_RELATION_PATTERNS,
@@ -37,6 +36,8 @@ from kg_rag.model.schema import (
     clean_display_name,
     upper_snake,
 )
+from kg_rag.model.relation_types import RelationTyper
+from kg_rag.model.report import IngestReport
 from kg_rag.tokens import count_tokens
 
 __all__ = [
@@ -226,7 +227,7 @@ def _unmentioned(chunk: Chunk) -> Any:
     """``unmentioned(kind, *names, report=...)``: whether one of ``names`` is not mentioned in ``chunk`` (an
     extractor's invention); if so it is counted as ``<kind>_not_in_text`` with the chunk and the names."""
     from kg_rag.ingest.grounding import ChunkText
-    from kg_rag.model.schema import shown_name
+    from kg_rag.model.names import shown_name
 
     meta = chunk.metadata or {}
     # a corpus passage's title is part of what was read (HippoRAG's passages are title + newline + text)
@@ -267,7 +268,7 @@ class LLMExtractor:
         structured_output_method: passed to ``with_structured_output(method=...)`` when set.
         gleaning: extra passes asking for missed entities and relations (0 = off).
 
-    The vocabulary, prompt, patterns and gleaning are one :class:`~kg_rag.ingest.schema.ExtractionSchema`
+    The vocabulary, prompt, patterns and gleaning are one :class:`~kg_rag.ingest.extraction_schema.ExtractionSchema`
     (``self.schema``); ``LLMExtractor(llm, **load_schema("schema.yaml").extractor_kwargs())`` reads it from a
     file, as ``kg-rag index --schema`` does.
     """
@@ -288,9 +289,9 @@ class LLMExtractor:
         gleaning: int = 0,
     ) -> None:
         if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) or max_concurrency < 1:
-            raise ValueError(f"max_concurrency must be an integer >= 1, got {max_concurrency!r}")
+            raise InputError(f"max_concurrency must be an integer >= 1, got {max_concurrency!r}")
         if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
-            raise ValueError(f"max_retries must be an integer >= 0, got {max_retries!r}")
+            raise InputError(f"max_retries must be an integer >= 0, got {max_retries!r}")
         self.schema = ExtractionSchema(
             entity_types=entity_types,
             relation_types=relation_types,
@@ -300,10 +301,8 @@ class LLMExtractor:
             gleaning=gleaning,
         )
         if not hasattr(llm, "invoke"):
-            raise ValueError("llm must be a LangChain chat model")
+            raise InputError("llm must be a LangChain chat model")
         from langchain_core.runnables import RunnableLambda
-
-        from kg_rag.langchain.chat import describe_chat_model, structured_output  # the chat binding, no cycle
 
         schema = self.schema
         patterns = schema.relation_patterns

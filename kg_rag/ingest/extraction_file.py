@@ -18,11 +18,13 @@ from typing import Any
 
 from pydantic import Field, ValidationError
 
+from kg_rag.errors import InputError
 from kg_rag.ingest.extract import ExtractionResult, ParsedRelation, apply_extraction
-from kg_rag.ingest.report import IngestReport
 from kg_rag.jsonio import load_json
 from kg_rag.model import Chunk, KnowledgeGraph
+from kg_rag.model.change import replace_documents
 from kg_rag.model.relation_types import RelationTyper
+from kg_rag.model.report import IngestReport
 from kg_rag.tokens import count_tokens
 
 FORMAT = "kg-rag-extractions"
@@ -39,7 +41,7 @@ def check_extraction_payload(payload: Any, name: str = "extractions") -> dict[st
     """The parsed file, when it has the format's shape (``{"documents": [...]}``); cheap, so a caller can check
     before it creates anything."""
     if not isinstance(payload, dict) or not isinstance(payload.get("documents"), list):
-        raise ValueError(f'{name}: expected {{"documents": [...]}} in the {FORMAT} format')
+        raise InputError(f'{name}: expected {{"documents": [...]}} in the {FORMAT} format')
     return payload
 
 
@@ -57,8 +59,6 @@ def import_extraction_file(
     not is forgotten). The same id twice in one file is an error that names the ids, raised before ``kg`` is
     touched. ``source`` names already parsed ``data`` (its file) in messages and document records.
     """
-    from kg_rag.ingest.pipeline import replace_documents
-
     typer = typer or RelationTyper()
     report = report if report is not None else IngestReport()
     name = str(data) if isinstance(data, (str, Path)) else source or "extractions"
@@ -67,7 +67,7 @@ def import_extraction_file(
     duplicates = sorted(i for i, n in ids.items() if n > 1)
     if duplicates:
         shown = ", ".join(repr(d) for d in duplicates[:5]) + (" ..." if len(duplicates) > 5 else "")
-        raise ValueError(f"{name}: {len(duplicates)} document ids occur more than once: {shown}")
+        raise InputError(f"{name}: {len(duplicates)} document ids occur more than once: {shown}")
     fragment = KnowledgeGraph()
     fragment_report = IngestReport()
     for n, doc in enumerate(payload["documents"]):

@@ -23,6 +23,8 @@ import io
 import re
 from typing import Any
 
+from kg_rag.errors import InputError
+
 HTML_SUFFIXES = {".html", ".htm", ".xhtml"}
 DOCX_SUFFIXES = {".docx"}
 CSV_SUFFIXES = {".csv", ".tsv"}
@@ -49,7 +51,7 @@ def read_html(raw: bytes | str) -> tuple[str, str | None]:
     try:
         soup = BeautifulSoup(raw, "html.parser")
     except Exception as exc:  # noqa: BLE001 - the parser is lenient; anything it still raises names the file
-        raise ValueError(f"cannot parse HTML ({type(exc).__name__}: {exc})") from exc
+        raise InputError(f"cannot parse HTML ({type(exc).__name__}: {exc})") from exc
     title = soup.title.get_text(" ", strip=True) if soup.title else None
     for tag in soup(_DROPPED_HTML):
         tag.decompose()
@@ -79,7 +81,7 @@ def read_docx(raw: bytes) -> tuple[str, str | None]:
                 lines += [_paragraph(block), ""]
         title = document.core_properties.title
     except Exception as exc:  # noqa: BLE001 - a damaged package raises zip, XML and key errors alike
-        raise ValueError(f"cannot read Word document ({type(exc).__name__}: {exc})") from exc
+        raise InputError(f"cannot read Word document ({type(exc).__name__}: {exc})") from exc
     return _tidy("\n".join(lines)), (" ".join(title.split()) or None) if title else None
 
 
@@ -124,7 +126,7 @@ def read_csv(text: str, suffix: str) -> tuple[str, str | None]:
     try:
         rows = [[" ".join(cell.split()) for cell in row] for row in csv.reader(io.StringIO(text), dialect)]
     except csv.Error as exc:
-        raise ValueError(f"cannot read CSV ({exc})") from exc
+        raise InputError(f"cannot read CSV ({exc})") from exc
     rows = [row for row in rows if any(row)]
     if not rows:
         return "", None

@@ -16,11 +16,11 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any
 
-from kg_rag.ingest.report import IngestReport
 from kg_rag.model import Chunk, KnowledgeGraph
+from kg_rag.model.names import canonical_key, clean_display_name, upper_snake
 from kg_rag.model.records import SYNONYM_KIND
 from kg_rag.model.relation_types import RelationTyper
-from kg_rag.model.schema import canonical_key, clean_display_name, upper_snake
+from kg_rag.model.report import IngestReport
 from kg_rag.tokens import count_tokens
 
 

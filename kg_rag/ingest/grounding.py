@@ -3,7 +3,7 @@
 A model reads one chunk and may still name things the chunk does not: an entity from its training data, a guess,
 an injected instruction's invention (``Zorblax Unseen -[SUPERSEDES]-> Quux Phantom``). Such a name would be stored
 and served as if the document said it. A name counts as mentioned when, compared as entity keys are
-(:func:`~kg_rag.model.schema.canonical_key`: case, width and punctuation folded):
+(:func:`~kg_rag.model.names.canonical_key`: case, width and punctuation folded):
 
 * the whole name occurs in the chunk (this also covers scripts written without spaces); or
 * every word of it holding a digit (``2023-07``, ``Q3``: what tells ``Directive 2023-07`` from ``Directive
@@ -19,7 +19,7 @@ passes: the rule catches inventions, not every liberty a model takes.)
 
 from __future__ import annotations
 
-from kg_rag.model.schema import canonical_key
+from kg_rag.model.names import canonical_key
 
 _FUNCTION_WORDS = frozenset(
     "a an the of in on at to for and or nor but by with from as into onto upon over under about after before "

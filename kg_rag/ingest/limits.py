@@ -26,6 +26,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TypeVar
 
+from kg_rag.errors import InputError
+
 T = TypeVar("T")
 
 PDF_MAX_UNPACKED_BYTES = 256 << 20
@@ -45,7 +47,7 @@ UNPACKS_TOO_LARGE = "unpacks_too_large"
 LONG_LINE = "long_line"
 
 
-class OverLimit(ValueError):
+class OverLimit(InputError):
     """A file over one of the bounds above; ``reason`` is the skip reason it is counted under."""
 
     def __init__(self, reason: str, message: str) -> None:

@@ -13,12 +13,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from kg_rag.ingest.report import IngestReport
+from kg_rag.errors import InputError
 from kg_rag.jsonio import load_json
+from kg_rag.model.change import replace_documents
 from kg_rag.model.graph import KnowledgeGraph
+from kg_rag.model.names import canonical_key, clean_display_name, shown_name
 from kg_rag.model.records import Chunk
 from kg_rag.model.relation_types import RelationTyper
-from kg_rag.model.schema import canonical_key, clean_display_name, shown_name
+from kg_rag.model.report import IngestReport
 from kg_rag.tokens import count_tokens
 
 logger = logging.getLogger(__name__)
@@ -64,7 +66,7 @@ def _check_no_clash(target: KnowledgeGraph, passages: dict[str, str], source: st
     ]
     if theirs:
         cid, other = theirs[0]
-        raise ValueError(
+        raise InputError(
             f"{source}: passage id {cid} already names another passage, from {other} ({len(theirs)} such ids); "
             f"passages are identified by their position in their corpus file, so this file would replace that "
             f"one's. Append the new passages to {other} and --update with it, or index this file into another folder"
@@ -87,15 +89,15 @@ def check_corpus_match(
     with every triple skipped and no graph is no use. Cheap, so callers can run it before they create anything."""
     docs = openie.get("docs") if isinstance(openie, dict) else None
     if not isinstance(docs, list):
-        raise ValueError(f'{openie_name}: expected {{"docs": [...]}}')
+        raise InputError(f'{openie_name}: expected {{"docs": [...]}}')
     if corpus is None:
         return docs
     if not isinstance(corpus, list):
-        raise ValueError(f"{corpus_name}: expected a list of {{title, text}} passages")
+        raise InputError(f"{corpus_name}: expected a list of {{title, text}} passages")
     texts = {p["text"] for p in corpus if isinstance(p, dict) and isinstance(p.get("text"), str) and p["text"].strip()}
     wanted = [text for d in docs if isinstance(d, dict) for _, text in [_split_passage(d)] if text.strip()]
     if wanted and not any(text in texts for text in wanted):
-        raise ValueError(
+        raise InputError(
             f"{openie_name}: none of its passages is in the corpus {corpus_name} "
             f"({len(wanted)} checked; is it the corpus the extraction was run on?)"
         )
@@ -126,8 +128,6 @@ def import_openie(
     left unchanged.
     ``names`` (OpenIE file, corpus file) name already parsed inputs in messages and chunk metadata.
     """
-    from kg_rag.ingest.pipeline import replace_documents
-
     typer = typer or RelationTyper()
     report = report if report is not None else IngestReport()
     target, kg = kg, KnowledgeGraph()  # built aside, then each passage replaces its earlier version

@@ -2,7 +2,7 @@
 
 ``build_answer_graph(retriever, llm)`` compiles ``START -> retrieve -> answer -> END``. The answer node gives
 the chat model the formatted context (paths, relationships table, entities, numbered sources) inside the fence
-every kg-rag output uses (:mod:`kg_rag.context.fence`), with a system prompt that explains the notation and
+every kg-rag output uses (:mod:`kg_rag.fence`), with a system prompt that explains the notation and
 says the context is data, not instructions. The result carries the documents and paths the model was shown (a
 token budget may cut some), for citations.
 
@@ -24,9 +24,9 @@ from langgraph.graph.message import add_messages
 from pydantic import BaseModel, Field
 from typing_extensions import NotRequired, TypedDict  # pydantic needs it for the graph's JSON schema on Python < 3.12
 
-from kg_rag.context.fence import fenced
-from kg_rag.errors import KGRagError
-from kg_rag.langchain.chat import chat_failure
+from kg_rag.chat_calls import chat_failure
+from kg_rag.errors import InputError, KGRagError
+from kg_rag.fence import fenced
 from kg_rag.langchain.documents import to_documents
 from kg_rag.langchain.retriever import RETRIEVAL_SETTINGS
 from kg_rag.query.history import content_text
@@ -202,9 +202,9 @@ def _checked_retrieval_kwargs(retriever: Any, retrieval_kwargs: dict[str, Any] |
     kwargs = dict(retrieval_kwargs or {})
     unknown = sorted(set(kwargs) - RETRIEVAL_SETTINGS)
     if unknown:
-        raise ValueError(f"unknown retrieval_kwargs key(s): {', '.join(map(repr, unknown))} (see QueryParams fields)")
+        raise InputError(f"unknown retrieval_kwargs key(s): {', '.join(map(repr, unknown))} (see QueryParams fields)")
     if "history" in kwargs:
-        raise ValueError("retrieval_kwargs cannot fix history: pass it per call as {'question': ..., 'history': [...]}")
+        raise InputError("retrieval_kwargs cannot fix history: pass it per call as {'question': ..., 'history': [...]}")
     params_for = getattr(retriever, "params_for", None)
     if callable(params_for):  # values too
         params_for(**kwargs)
@@ -220,7 +220,7 @@ def _turn(state: AnswerState) -> tuple[Any, list[Any] | None, list[AnyMessage]]:
     ``question`` wins when given (earlier ``messages`` are then its history, unless ``history`` is given);
     otherwise the last message must be a human message, and the ones before it are the history."""
     if not isinstance(state, dict):
-        raise ValueError(_NO_QUESTION)
+        raise InputError(_NO_QUESTION)
     messages = list(state.get("messages") or [])
     question = state.get("question")
     if question is not None:
@@ -232,7 +232,7 @@ def _turn(state: AnswerState) -> tuple[Any, list[Any] | None, list[AnyMessage]]:
         text = content_text(messages[-1].content)
         history = state.get("history")
         return text, history if history is not None else (messages[:-1] or None), []
-    raise ValueError(_NO_QUESTION)
+    raise InputError(_NO_QUESTION)
 
 
 def _conversation(messages: list[Any], turns: int) -> list[Any]:
@@ -251,7 +251,7 @@ def _answer_model(llm: Any, chain_of_thought: bool) -> Any:
     :class:`ReasonedAnswer` (a JSON reply for a model without structured output)."""
     if not chain_of_thought:
         return llm
-    from kg_rag.langchain.chat import structured_output
+    from kg_rag.chat_calls import structured_output
 
     return structured_output(llm, ReasonedAnswer)
 

@@ -26,8 +26,9 @@ from typing_extensions import TypedDict
 from kg_rag.communities.model import Community
 from kg_rag.communities.model import Finding as FindingRecord
 from kg_rag.communities.reports import ReportDraft
-from kg_rag.context.fence import data_lines, fenced
 from kg_rag.context.format import community_block, safe_label
+from kg_rag.errors import InputError
+from kg_rag.fence import data_lines, fenced
 from kg_rag.ingest.extract import Usage, _per_input, usage_of
 from kg_rag.query.history import validate_query
 from kg_rag.tokens import count_tokens
@@ -71,12 +72,12 @@ def _unpack(schema: type[BaseModel]):
     def unpack(output: Any) -> tuple[BaseModel, Usage]:
         if isinstance(output, dict) and "raw" in output:
             if output.get("parsing_error") is not None:
-                raise ValueError(f"model output did not parse: {output['parsing_error']}")
+                raise InputError(f"model output did not parse: {output['parsing_error']}")
             parsed = output.get("parsed")
             if isinstance(parsed, dict):
                 parsed = schema.model_validate(parsed)
             if not isinstance(parsed, schema):
-                raise ValueError("model returned no structured output")
+                raise InputError("model returned no structured output")
             return parsed, usage_of(output.get("raw"))
         if isinstance(output, dict):
             return schema.model_validate(output), Usage(1)
@@ -91,7 +92,7 @@ def _structured_chain(
     from langchain_core.prompts import ChatPromptTemplate
     from langchain_core.runnables import RunnableLambda
 
-    from kg_rag.langchain.chat import structured_output
+    from kg_rag.chat_calls import structured_output
 
     structured = structured_output(llm, schema, include_raw=True)
     prompt = ChatPromptTemplate.from_messages([("system", system), ("human", human)])
@@ -122,7 +123,7 @@ class LLMReporter:
         config: Any = None,
     ) -> None:
         if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) or max_concurrency < 1:
-            raise ValueError(f"max_concurrency must be an integer >= 1, got {max_concurrency!r}")
+            raise InputError(f"max_concurrency must be an integer >= 1, got {max_concurrency!r}")
         self.chain = _structured_chain(
             llm,
             REPORT_SYSTEM_PROMPT,
@@ -279,7 +280,7 @@ def build_global_search(
         with backend.reader() as view:
             reports = [c for c in view.list_communities(chosen) if c.serves]
         if not reports:
-            raise ValueError(f"the index has no community reports at level {chosen} (run `kg-rag communities`)")
+            raise InputError(f"the index has no community reports at level {chosen} (run `kg-rag communities`)")
         return {"batches": _pack(reports, batch_tokens), "level": chosen}
 
     def fan_out(state: GlobalState) -> list[Any]:
@@ -366,7 +367,7 @@ def _backend_of(source: Any) -> Any:
     """The query backend of a retriever (what the other tools take) or a backend; one clear line otherwise."""
     backend = getattr(source, "backend", source)
     if not callable(getattr(backend, "reader", None)):
-        raise ValueError(f"global search needs an EntityBasedKGRAG or its backend, got {type(source).__name__}")
+        raise InputError(f"global search needs an EntityBasedKGRAG or its backend, got {type(source).__name__}")
     return backend
 
 

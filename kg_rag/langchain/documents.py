@@ -18,10 +18,11 @@ from typing import Any
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda
 
-from kg_rag.context.fence import fenced
 from kg_rag.context.format import format_sources, keep_graph_lines, render_passage
+from kg_rag.errors import InputError
+from kg_rag.fence import fenced
+from kg_rag.model.results import RetrievalResult, ScoredChunk
 from kg_rag.query.params import QueryParams
-from kg_rag.query.types import RetrievalResult, ScoredChunk
 from kg_rag.tokens import count_tokens
 
 
@@ -84,7 +85,7 @@ def compressor_reranker(compressor: Any) -> Any:
     if compressor is None:
         return None
     if not callable(getattr(compressor, "compress_documents", None)):
-        raise ValueError(f"compressor must be a LangChain BaseDocumentCompressor, got {type(compressor).__name__}")
+        raise InputError(f"compressor must be a LangChain BaseDocumentCompressor, got {type(compressor).__name__}")
 
     def rerank(question: str, chunks: list[ScoredChunk]) -> list[str]:
         docs = [
@@ -114,10 +115,10 @@ def documents_context(docs: Sequence[Document]) -> str:
     come from several retrievals), then each as a numbered source, within the token budget they were retrieved
     with. For the Documents of one retrieval, in order, it is exactly that retrieval's ``context``."""
     if not isinstance(docs, Sequence) or isinstance(docs, (str, bytes)):
-        raise ValueError(f"format_documents takes a list of Documents, got {type(docs).__name__}")
+        raise InputError(f"format_documents takes a list of Documents, got {type(docs).__name__}")
     bad = [type(d).__name__ for d in docs if not isinstance(d, Document)]
     if bad:
-        raise ValueError(f"format_documents takes a list of Documents, got a {bad[0]} in it")
+        raise InputError(f"format_documents takes a list of Documents, got a {bad[0]} in it")
     kept = {str(d.metadata.get("chunk_id")) for d in docs if d.metadata.get("chunk_id") is not None}
     halves: dict[str, str] = {}  # each distinct graph half, without what rests only on passages not given
     for d in docs:

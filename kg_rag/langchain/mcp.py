@@ -20,6 +20,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
+from kg_rag.errors import InputError
 from kg_rag.query.limits import MAX_QUESTION_CHARS
 
 logger = logging.getLogger(__name__)
@@ -115,7 +116,7 @@ def build_server(tools: list[Any] | Callable[[], list[Any]], name: str = "kg-rag
         by_name = await served()
         tool = by_name.get(tool_name)
         if tool is None:
-            raise ValueError(f"unknown tool {tool_name!r}; this server has {', '.join(by_name)}")
+            raise InputError(f"unknown tool {tool_name!r}; this server has {', '.join(by_name)}")
         problem = argument_problem(tool, arguments or {})
         if problem:
             return types.CallToolResult(content=[types.TextContent(type="text", text=problem)], isError=True)

@@ -14,6 +14,7 @@ from langchain_core.runnables import RunnableConfig, RunnableLambda
 from typing_extensions import NotRequired, TypedDict  # pydantic needs it for the graph's JSON schema before 3.12
 
 from kg_rag.context import render_path
+from kg_rag.errors import InputError
 
 
 class RetrievalInput(TypedDict):
@@ -79,7 +80,7 @@ def build_retrieval_graph(retriever: Any, *, name: str = "kg-rag retrieval graph
     def _call(state: RetrievalState) -> tuple[Any, dict[str, Any]]:
         question = state.get("question") if isinstance(state, dict) else None
         if question is None:
-            raise ValueError("the retrieval graph needs a question: invoke it with {'question': '...'}")
+            raise InputError("the retrieval graph needs a question: invoke it with {'question': '...'}")
         history = state.get("history")
         return question, ({"history": history} if history is not None else {})
 

@@ -2,7 +2,7 @@
 
 All retrieval logic lives in :mod:`kg_rag.query`, settings resolution included. This class binds it to
 LangChain's retriever protocol: ``invoke``/``ainvoke`` return the top chunks as ``Document``s, and
-:meth:`retrieve` gives the full :class:`~kg_rag.query.types.RetrievalResult` (context, paths, relations) as a
+:meth:`retrieve` gives the full :class:`~kg_rag.model.results.RetrievalResult` (context, paths, relations) as a
 traced retriever run of its own, for answer nodes and agent tools.
 
 Settings come from one place per call: the retriever's fields (``params`` — ``preset=`` names one —, ``k``), then
@@ -29,13 +29,14 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig, ensure_config
 from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 
+from kg_rag.errors import InputError
 from kg_rag.index.build import GraphIndex, build_index
 from kg_rag.index.embeddings import model_id
 from kg_rag.langchain.documents import compressor_reranker, to_documents
 from kg_rag.model.graph import KnowledgeGraph
+from kg_rag.model.results import RetrievalResult
 from kg_rag.query.engine import QueryEngine, settings_from
 from kg_rag.query.params import SETTING_NAMES, QueryParams, build_params
-from kg_rag.query.types import RetrievalResult
 from kg_rag.store.memory import LiveBackend
 
 logger = logging.getLogger(__name__)
@@ -96,12 +97,12 @@ class EntityBasedKGRAG(BaseRetriever):
 
     def model_post_init(self, __context: Any) -> None:
         if self.index is not None and not isinstance(self.index, GraphIndex):
-            raise ValueError(f"index must be a kg_rag GraphIndex, got {type(self.index).__name__}")
+            raise InputError(f"index must be a kg_rag GraphIndex, got {type(self.index).__name__}")
         # a copy of a retriever built from an index (configurable_fields) carries both: its backend is the one
         # built for that same graph, not a second source
         derived = isinstance(self.backend, LiveBackend) and self.backend.index.kg is getattr(self.index, "kg", None)
         if (self.index is None) == (self.backend is None) and not derived:
-            raise ValueError("give exactly one of index= (a GraphIndex) or backend= (a QueryBackend)")
+            raise InputError("give exactly one of index= (a GraphIndex) or backend= (a QueryBackend)")
         if self.backend is None:
             object.__setattr__(self, "backend", LiveBackend(self.index, self.embeddings))  # frozen: set once
         built = model_id(self.embeddings) if hasattr(self.embeddings, "embed_query") else None

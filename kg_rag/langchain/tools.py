@@ -26,10 +26,10 @@ from langchain_core.tools.retriever import RetrieverInput
 from pydantic import BaseModel, Field
 
 from kg_rag.context import render_path
-from kg_rag.context.fence import fenced
-from kg_rag.context.render import quote_name
+from kg_rag.fence import fenced
 from kg_rag.index.embeddings import embed_query
 from kg_rag.langchain.documents import format_documents
+from kg_rag.model.notation import quote_name
 from kg_rag.query.params import QueryParams
 from kg_rag.query.paths import PathError, connect
 

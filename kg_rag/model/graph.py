@@ -16,8 +16,20 @@ import threading
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
+from kg_rag.errors import InputError, UnknownNameError
+from kg_rag.model.names import (
+    DEFAULT_ENTITY_TYPE,
+    RELATED,
+    SYNONYM,
+    canonical_key,
+    clean_display_name,
+    clean_text,
+    normalise_entity_type,
+    one_line,
+    upper_snake,
+)
 from kg_rag.model.records import (
     EXTRACTED,
     SYNONYM_KIND,
@@ -35,17 +47,6 @@ from kg_rag.model.records import (
     relation_description,
     relation_from_record,
     relation_id,
-)
-from kg_rag.model.schema import (
-    DEFAULT_ENTITY_TYPE,
-    RELATED,
-    SYNONYM,
-    canonical_key,
-    clean_display_name,
-    clean_text,
-    normalise_entity_type,
-    one_line,
-    upper_snake,
 )
 
 if TYPE_CHECKING:
@@ -91,7 +92,7 @@ class KnowledgeGraph:
     ) -> Document:
         """Register (or update) a document; chunks name it by ``doc_id``."""
         if not doc_id or not isinstance(doc_id, str):
-            raise ValueError("document id must be a non-empty string")
+            raise InputError("document id must be a non-empty string")
         doc_id = clean_text(doc_id)
         source, title = (clean_text(v) if isinstance(v, str) else v for v in (source, title))
         with self.lock:
@@ -118,7 +119,7 @@ class KnowledgeGraph:
     def add_chunk(self, chunk: Chunk) -> None:
         """Add or replace a chunk (text, metadata). Replacing keeps its entity incidence."""
         if not chunk.id:
-            raise ValueError("chunk id must be a non-empty string")
+            raise InputError("chunk id must be a non-empty string")
         chunk = _storable(chunk)
         with self.lock:
             self.chunks[chunk.id] = chunk
@@ -144,7 +145,7 @@ class KnowledgeGraph:
         """
         display = clean_display_name(name)
         if not display:
-            raise ValueError("entity name must be a non-empty string")
+            raise InputError("entity name must be a non-empty string")
         key = canonical_key(display)
         etype = normalise_entity_type(entity_type)
         with self.lock:
@@ -226,12 +227,12 @@ class KnowledgeGraph:
         belongs to this observation's evidence.
         """
         if confidence is not None and not 0.0 <= float(confidence) <= 1.0:
-            raise ValueError(f"confidence must be in [0, 1], got {confidence!r}")
+            raise InputError(f"confidence must be in [0, 1], got {confidence!r}")
         if weight < 0:
-            raise ValueError(f"weight must be >= 0, got {weight!r}")
+            raise InputError(f"weight must be >= 0, got {weight!r}")
         rtype = upper_snake(relation_type)
         if rtype == SYNONYM:
-            raise ValueError(f"{SYNONYM} is reserved for entity resolution; use add_synonym()")
+            raise InputError(f"{SYNONYM} is reserved for entity resolution; use add_synonym()")
         with self.lock:
             if chunk_id is not None and doc_id is None and chunk_id in self.chunks:
                 doc_id = self.chunks[chunk_id].doc_id
@@ -274,7 +275,7 @@ class KnowledgeGraph:
         """Link two entities judged to be the same thing (both directions, ``kind="synonym"``)."""
         ka, kb = canonical_key(a) if a not in self.graph else a, canonical_key(b) if b not in self.graph else b
         if ka not in self.graph or kb not in self.graph:
-            raise ValueError(f"both entities must exist to link them as synonyms: {a!r}, {b!r}")
+            raise InputError(f"both entities must exist to link them as synonyms: {a!r}, {b!r}")
         if ka == kb:
             return
         with self.lock:
@@ -352,7 +353,7 @@ class KnowledgeGraph:
                     new_type = types.get(attrs["predicate"], attrs["relation_type"])
                     if new_type != attrs["relation_type"]:
                         retyped += 1
-                        attrs["relation_type"] = sys.intern(new_type)
+                        attrs["relation_type"] = sys.intern(cast(str, new_type))
                 rid = relation_id(u, v, attrs["relation_type"], attrs.get("predicate"))
                 if rid in self._edge_index:
                     merged += 1
@@ -546,7 +547,7 @@ class KnowledgeGraph:
         for r in relations:
             u, v = str(r["source"]), str(r["target"])
             if u not in kg.graph or v not in kg.graph:
-                raise KeyError(f"relation {r.get('id')!r} refers to an unknown entity")
+                raise UnknownNameError(f"relation {r.get('id')!r} refers to an unknown entity")
             attrs = {k: val for k, val in r.items() if k not in ("source", "target")}
             attrs["evidence"] = [evidence_record(ev) for ev in attrs.get("evidence", [])]
             attrs["relation_type"] = sys.intern(str(attrs.get("relation_type", RELATED)))

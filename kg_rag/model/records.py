@@ -9,7 +9,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from kg_rag.model.schema import DEFAULT_ENTITY_TYPE, RELATED
+from kg_rag.errors import InputTypeError
+from kg_rag.model.names import DEFAULT_ENTITY_TYPE, RELATED
 
 EXTRACTED = "extracted"
 SYNONYM_KIND = "synonym"
@@ -137,7 +138,7 @@ def evidence_record(ev: Mapping[str, Any]) -> dict[str, Any]:
     """A validated evidence dict (the fields of :class:`Evidence`; ids interned to share memory)."""
     unknown = set(ev) - set(EVIDENCE_FIELDS)
     if unknown:
-        raise TypeError(f"unknown evidence field(s): {', '.join(sorted(unknown))}")
+        raise InputTypeError(f"unknown evidence field(s): {', '.join(sorted(unknown))}")
     out = {f: ev.get(f) for f in EVIDENCE_FIELDS}
     out["weight"] = float(1.0 if out["weight"] is None else out["weight"])
     for f in ("chunk_id", "doc_id"):
@@ -165,10 +166,10 @@ def description_record(d: Any) -> dict[str, Any]:
     if isinstance(d, str):
         return {"text": d, "chunk_id": None, "doc_id": None}
     if not isinstance(d, Mapping) or not isinstance(d.get("text"), str):
-        raise TypeError(f"a description must be a string or {{text, chunk_id, doc_id}}, got {d!r}")
+        raise InputTypeError(f"a description must be a string or {{text, chunk_id, doc_id}}, got {d!r}")
     unknown = set(d) - {"text", "chunk_id", "doc_id"}
     if unknown:
-        raise TypeError(f"unknown description field(s): {', '.join(sorted(unknown))}")
+        raise InputTypeError(f"unknown description field(s): {', '.join(sorted(unknown))}")
     out = {"text": d["text"], "chunk_id": d.get("chunk_id"), "doc_id": d.get("doc_id")}
     for f in ("chunk_id", "doc_id"):
         if out[f] is not None:

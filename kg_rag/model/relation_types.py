@@ -36,7 +36,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
-from kg_rag.model.schema import DEFAULT_RELATION_PATTERNS, RELATED, SYNONYM, upper_snake
+from kg_rag.errors import InputError
+from kg_rag.model.names import DEFAULT_RELATION_PATTERNS, RELATED, SYNONYM, upper_snake
 
 _TOKEN = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*", re.UNICODE)
 BE = frozenset("is was are were be been being am 's".split())
@@ -254,7 +255,7 @@ class RelationTyper:
         strict: bool = False,
     ) -> None:
         if isinstance(min_support, bool) or not isinstance(min_support, int) or min_support < 1:
-            raise ValueError(f"min_support must be an integer >= 1, got {min_support!r}")
+            raise InputError(f"min_support must be an integer >= 1, got {min_support!r}")
         phrases = DEFAULT_RELATION_PATTERNS if patterns is None else patterns
         self.patterns = {analyse(phrase).key: upper_snake(t) for phrase, t in phrases.items()}
         self.min_support = min_support

@@ -12,7 +12,7 @@ name and type, what it was merged into, why, and the chunks that named it — so
   merged into, since which of the two a description was about is not recorded);
 - a split is a decision too: the two are never merged again automatically.
 
-The record is kept with the index's ingest report (:class:`~kg_rag.ingest.report.IngestReport`), which every store
+The record is kept with the index's ingest report (:class:`~kg_rag.model.report.IngestReport`), which every store
 persists with the index.
 """
 
@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from kg_rag.errors import InputError, UnknownNameError
 
 MANUAL = "manual"
 """``Merge.how`` of a merge asked for by hand (the automatic ones name their rule: ``acronym``, ``article``...)."""
@@ -147,15 +149,15 @@ class Resolution:
         if not data:
             return cls()
         if not isinstance(data, Mapping):
-            raise ValueError("resolution must be an object")
+            raise InputError("resolution must be an object")
         out = cls()
         for m in data.get("merges") or []:
             if not isinstance(m, Mapping) or not all(isinstance(m.get(f), str) for f in ("key", "name", "into")):
-                raise ValueError("a resolution merge needs string key, name and into")
+                raise InputError("a resolution merge needs string key, name and into")
             lists = {f: [str(c) for c in m.get(f) or []] for f in ("chunks", "shared")}
             evidence = [[str(x) for x in e] for e in m.get("evidence") or []]
             if any(len(e) != 4 for e in evidence):
-                raise ValueError("a resolution merge's evidence entries are [direction, other, relation key, chunk]")
+                raise InputError("a resolution merge's evidence entries are [direction, other, relation key, chunk]")
             out.merges[m["key"]] = Merge(
                 key=m["key"],
                 name=m["name"],
@@ -168,7 +170,7 @@ class Resolution:
             )
         for pair in data.get("apart") or []:
             if not isinstance(pair, list) or len(pair) != 2 or not all(isinstance(x, str) for x in pair):
-                raise ValueError("a resolution 'apart' entry must be a pair of entity keys")
+                raise InputError("a resolution 'apart' entry must be a pair of entity keys")
             out.apart.add(_pair(pair[0], pair[1]))
         return out
 
@@ -179,15 +181,15 @@ def merge_entities(kg: Any, into: str, key: str, *, how: str = MANUAL, into_name
     descriptions and relations (re-keyed, evidence combined; a relation between the two is dropped: it would be a
     self-loop). ``into`` is created (named ``into_name``) when the graph does not hold it — a fragment naming only
     the variant. Returns the :class:`Merge` to record."""
+    from kg_rag.model.names import DEFAULT_ENTITY_TYPE
     from kg_rag.model.records import EXTRACTED, SYNONYM_KIND, relation_id
     from kg_rag.model.relation_types import relation_key
-    from kg_rag.model.schema import DEFAULT_ENTITY_TYPE
 
     graph = kg.graph
     if key not in graph:
-        raise KeyError(f"no entity {key!r}")
+        raise UnknownNameError(f"no entity {key!r}")
     if key == into:
-        raise ValueError(f"cannot merge {key!r} into itself")
+        raise InputError(f"cannot merge {key!r} into itself")
     with kg.lock:
         mine = graph.nodes[key]
         if into not in graph:
@@ -247,9 +249,9 @@ def split_entity(kg: Any, merge: Merge, canonical: Any = None) -> dict[str, int]
     graph = kg.graph
     into, key = merge.into, merge.key
     if into not in graph:
-        raise KeyError(f"no entity {into!r}")
+        raise UnknownNameError(f"no entity {into!r}")
     if key in graph:
-        raise ValueError(f"{merge.name!r} is already an entity of its own")
+        raise InputError(f"{merge.name!r} is already an entity of its own")
     present = [c for c in merge.chunks if c in kg.chunks]
     own = set(present) - set(merge.shared)
     moved = {"mentions": 0, "descriptions": 0, "evidence": 0}
@@ -263,7 +265,7 @@ def split_entity(kg: Any, merge: Merge, canonical: Any = None) -> dict[str, int]
                 kg._chunk_entities.get(c, set()).discard(into)
                 moved["mentions"] += 1
         target["chunk_ids"] = [c for c in target["chunk_ids"] if c not in own]
-        keep = []
+        keep: list[dict[str, Any]] = []
         for d in target["descriptions"]:
             (graph.nodes[key]["descriptions"] if d.get("chunk_id") in own else keep).append(d)
         moved["descriptions"] = len(target["descriptions"]) - len(keep)

@@ -22,12 +22,12 @@ _LAZY = {
     "Strategy": "kg_rag.query.strategies",
     "make_strategy": "kg_rag.query.strategies",
     "register_strategy": "kg_rag.query.strategies",
-    "GraphPath": "kg_rag.query.types",
-    "PathStep": "kg_rag.query.types",
-    "RelationRow": "kg_rag.query.types",
-    "RetrievalResult": "kg_rag.query.types",
-    "ScoredChunk": "kg_rag.query.types",
-    "ScoredEntity": "kg_rag.query.types",
+    "GraphPath": "kg_rag.model.results",
+    "PathStep": "kg_rag.model.results",
+    "RelationRow": "kg_rag.model.results",
+    "RetrievalResult": "kg_rag.model.results",
+    "ScoredChunk": "kg_rag.model.results",
+    "ScoredEntity": "kg_rag.model.results",
 }
 
 

@@ -1,7 +1,7 @@
 """The retrieval pipeline without LangChain: settings, query text and embedding, then the declared stages.
 
 :class:`QueryEngine` runs one query against a :class:`~kg_rag.store.base.QueryBackend` inside one read view, so
-it sees one version of the data, and returns a :class:`~kg_rag.query.types.RetrievalResult` with everything a
+it sees one version of the data, and returns a :class:`~kg_rag.model.results.RetrievalResult` with everything a
 caller needs — the ranked chunks, entities, paths and relationship rows, and the formatted context. The stages
 themselves are in :mod:`kg_rag.query.stages`.
 """
@@ -15,13 +15,15 @@ from typing import Any
 
 import numpy as np
 
+from kg_rag.context.format import ContextFormatter, format_context
+from kg_rag.errors import InputError
 from kg_rag.index.embeddings import aembed_query, embed_query
+from kg_rag.model.results import RetrievalResult
 from kg_rag.query.history import HISTORY_WEIGHT, MAX_QUERY_CHARS, earlier_turns, validate_query
 from kg_rag.query.params import QueryParams
 from kg_rag.query.relation_match import type_index
 from kg_rag.query.stages import Reranker, run_pipeline
 from kg_rag.query.threads import query_threads
-from kg_rag.query.types import RetrievalResult
 from kg_rag.store.base import QueryBackend
 from kg_rag.tokens import count_tokens
 
@@ -29,18 +31,28 @@ logger = logging.getLogger(__name__)
 
 
 class QueryEngine:
-    """Runs queries against a backend with a fixed embedding model and default :class:`QueryParams`."""
+    """Runs queries against a backend with a fixed embedding model and default :class:`QueryParams`.
+    ``formatter`` writes the context the result carries: ``(result, params) -> FormattedContext``
+    (:func:`~kg_rag.context.format.format_context` by default; ``docs/extending.md`` shows another)."""
 
-    def __init__(self, backend: QueryBackend, embeddings: Any, params: QueryParams | None = None) -> None:
+    def __init__(
+        self,
+        backend: QueryBackend,
+        embeddings: Any,
+        params: QueryParams | None = None,
+        *,
+        formatter: ContextFormatter = format_context,
+    ) -> None:
         if not hasattr(embeddings, "embed_query"):
-            raise ValueError("embeddings must provide embed_query()/embed_documents() (a LangChain Embeddings)")
+            raise InputError("embeddings must provide embed_query()/embed_documents() (a LangChain Embeddings)")
         if params is not None and not isinstance(params, QueryParams):
-            raise ValueError(f"params must be a QueryParams, got {type(params).__name__}")
+            raise InputError(f"params must be a QueryParams, got {type(params).__name__}")
         if not isinstance(backend, QueryBackend):
-            raise ValueError(f"backend must be a kg_rag.store.QueryBackend, got {type(backend).__name__}")
+            raise InputError(f"backend must be a kg_rag.store.QueryBackend, got {type(backend).__name__}")
         self.backend = backend
         self.embeddings = embeddings
         self.params = params or QueryParams()
+        self.formatter = formatter
         backend.warm_up()
         count_tokens("warm up")  # the tokenizer loads once per process: on the first query it cost 0.1-0.3 s
         with backend.reader() as view:  # the relation types' word index (which types a question asks for) is
@@ -110,7 +122,9 @@ class QueryEngine:
         p = params or self.params
         with query_threads(), self.backend.reader() as view:
             vector = np.asarray(q, dtype=np.float32).reshape(-1)
-            return run_pipeline(view, vector, query_text, p, earlier, reranker, embed=self.embed)
+            return run_pipeline(
+                view, vector, query_text, p, earlier, reranker, embed=self.embed, formatter=self.formatter
+            )
 
     def embed(self, text: str) -> np.ndarray:
         """``text`` embedded as a query (normalised, one row)."""

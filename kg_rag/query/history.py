@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from kg_rag.errors import InputError
+
 HISTORY_WEIGHT = 0.5
 """Weight of the earlier turns' embedding next to the question's (which counts fully)."""
 MAX_QUERY_CHARS = 8000
@@ -25,10 +27,10 @@ def validate_query(query: Any) -> str:
     from kg_rag.query.limits import check_question_length
 
     if not isinstance(query, str):
-        raise ValueError(f"query must be a string, got {type(query).__name__}")
+        raise InputError(f"query must be a string, got {type(query).__name__}")
     cleaned = "".join(ch if ch.isprintable() or ch in "\n\t" else " " for ch in query).strip()
     if not cleaned:
-        raise ValueError("query is empty: pass a question or keywords")
+        raise InputError("query is empty: pass a question or keywords")
     return check_question_length(cleaned)
 
 
@@ -62,11 +64,11 @@ def _user_turn(item: Any) -> str | None:
         return content_text(item.get("content")) if role in _USER_ROLES else None
     if isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[0], str):  # LangChain (role, content)
         if item[0] not in _ROLES:
-            raise ValueError(f"history item has unknown role {item[0]!r}; use one of {', '.join(sorted(_ROLES))}")
+            raise InputError(f"history item has unknown role {item[0]!r}; use one of {', '.join(sorted(_ROLES))}")
         return content_text(item[1]) if item[0] in _USER_ROLES else None
     if hasattr(item, "type") and hasattr(item, "content"):  # a LangChain message
         return content_text(item.content) if item.type == "human" else None
-    raise ValueError(
+    raise InputError(
         f"history items must be strings, messages, (role, content) tuples or role/content dicts, got {item!r}"
     )
 
@@ -77,7 +79,7 @@ def earlier_turns(history: Sequence[Any] | None, turns: int) -> str:
     if history is None or turns <= 0:
         return ""
     if isinstance(history, (str, bytes)) or not isinstance(history, Sequence):
-        raise ValueError(f"history must be a list of previous turns, got {type(history).__name__}")
+        raise InputError(f"history must be a list of previous turns, got {type(history).__name__}")
     user_turns = [text for text in map(_user_turn, history) if text is not None]
     return "\n".join(t.strip() for t in user_turns[-turns:] if t and t.strip())
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from kg_rag.model.schema import MAX_NAME_CHARS, canonical_key
+from kg_rag.errors import InputError
+from kg_rag.model.names import MAX_NAME_CHARS, canonical_key
 
 MAX_QUESTION_CHARS = 2000
 """Longest question accepted."""
@@ -49,7 +50,7 @@ __all__ = [
 def check_question_length(text: str, what: str = "query") -> str:
     """``text`` when it is at most :data:`MAX_QUESTION_CHARS` long; ``ValueError`` (one line) otherwise."""
     if len(text) > MAX_QUESTION_CHARS:
-        raise ValueError(f"{what} is {len(text)} characters long; at most {MAX_QUESTION_CHARS} are accepted")
+        raise InputError(f"{what} is {len(text)} characters long; at most {MAX_QUESTION_CHARS} are accepted")
     return text
 
 

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
+from kg_rag.errors import InputError
 from kg_rag.query.strategies import Chain, Frequency, Strategy, make_strategy
 from kg_rag.query.strategies.base import check_number
 from kg_rag.store.scope import DocumentFilter
@@ -52,7 +53,7 @@ class _Settings:
     def __post_init__(self) -> None:
         problems = self.problems()
         if problems:
-            raise ValueError("invalid retrieval parameters: " + "; ".join(problems))
+            raise InputError("invalid retrieval parameters: " + "; ".join(problems))
 
     def problems(self) -> list[str]:
         out: list[str] = []
@@ -71,8 +72,8 @@ class _Settings:
                 out.append(problem)
             else:
                 set_(self, name, names)
-        for name, (low, high) in self._RANGES.items():
-            out += check_number(name, getattr(self, name), low, high)
+        for name, (least, most) in self._RANGES.items():
+            out += check_number(name, getattr(self, name), least, most)
         return out + self._check_more()
 
     def _check_more(self) -> list[str]:
@@ -362,7 +363,7 @@ def _assemble(target: QueryParams, current: dict[str, Any], settings: dict[str, 
             value = _build(cls, {**base, **mine}, problems, name)
         object.__setattr__(target, name, value)
     if problems:
-        raise ValueError("invalid retrieval parameters: " + "; ".join(problems))
+        raise InputError("invalid retrieval parameters: " + "; ".join(problems))
 
 
 def _fields(cls: type) -> tuple[dataclasses.Field, ...]:
@@ -394,7 +395,7 @@ def resolve_names(settings: Mapping[str, Any]) -> dict[str, Any]:
             continue
         out[real] = value
     if unknown:
-        raise ValueError(f"unknown retrieval parameter(s): {', '.join(sorted(unknown))}")
+        raise InputError(f"unknown retrieval parameter(s): {', '.join(sorted(unknown))}")
     return out
 
 
@@ -406,7 +407,7 @@ _DEFAULTS = {
 PRESETS: dict[str, QueryParams] = {
     # The seed-003 reproduction, with its published settings: entity similarity >= 0.7, 10 nodes, 1 hop, 5
     # chunks, chunk score = 0.4 * entity frequency + 0.6 * chunk similarity, no dense fallback. It returns what
-    # the seed's algorithm returns (kg_rag.bench.Seed003Reference): with MiniLM often nothing, since few entity
+    # the seed's algorithm returns (kg_rag.eval.bench.Seed003Reference): with MiniLM often nothing, since few entity
     # names are 0.7 similar to a question (none for the demo's four, 50 of the 60 MuSiQue questions).
     "seed003": QueryParams(
         similarity_threshold=0.7,
@@ -429,7 +430,7 @@ def build_params(params: QueryParams | None = None, preset: str | None = None, *
     """``params`` (or the ``preset`` named) with flat settings applied; unknown names raise ``ValueError``."""
     if preset is not None:
         if params is not None:
-            raise ValueError("give params= or preset=, not both")
+            raise InputError("give params= or preset=, not both")
         params = get_preset(preset)
     return (params or QueryParams()).replace(**settings)
 
@@ -438,5 +439,5 @@ def get_preset(name: str) -> QueryParams:
     """Preset by name (``seed003``, ``default``/``kg-rag``)."""
     key = "default" if name in ("kg-rag", "recommended") else name
     if key not in PRESETS:
-        raise ValueError(f"unknown preset {name!r}; choose one of {', '.join(sorted(PRESETS))}")
+        raise InputError(f"unknown preset {name!r}; choose one of {', '.join(sorted(PRESETS))}")
     return PRESETS[key]

@@ -14,13 +14,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kg_rag.context.render import quote_name
-from kg_rag.model.schema import canonical_key, upper_snake
+from kg_rag.errors import InputError
+from kg_rag.model.names import canonical_key, upper_snake
+from kg_rag.model.notation import quote_name
+from kg_rag.model.results import GraphPath, PathStep
 from kg_rag.query.limits import suggest_entities, unknown_name
 from kg_rag.query.params import WalkSettings
 from kg_rag.query.seeds import resolve_names
 from kg_rag.query.senses import same_thing
-from kg_rag.query.types import GraphPath, PathStep
 from kg_rag.store.base import EdgeFilter, QueryBackend
 from kg_rag.store.scope import ScopedView
 
@@ -51,11 +52,11 @@ def find_paths(
     ``exclude_types`` (a deny-list of relation types) and ``blocked`` (entity handles never entered) let callers
     apply a retriever's filters to the walk."""
     if direction not in DIRECTIONS:
-        raise ValueError("direction must be 'out', 'in' or 'both'")
+        raise InputError("direction must be 'out', 'in' or 'both'")
     if not 1 <= max_length <= 8:
-        raise ValueError("max_length must be between 1 and 8")
+        raise InputError("max_length must be between 1 and 8")
     if limit < 1:
-        raise ValueError("limit must be >= 1")
+        raise InputError("limit must be >= 1")
     names: dict[str, str] = {}
     if source == target:
         rec = view.entities(np.asarray([source], dtype=I64))[0]
@@ -118,11 +119,11 @@ def find_paths(
             PathStep(rels[e].id, ents[a].key, ents[b].key, rtype, fwd)  # type: ignore[union-attr]
             for e, a, b, rtype, fwd in steps
         ]
-        start = ents[source]
-        paths.append(GraphPath(start.key, built))  # type: ignore[union-attr]
-    for e in ents.values():
-        if e is not None:
-            names[e.key] = e.name
+        first = ents[source]
+        paths.append(GraphPath(first.key, built))  # type: ignore[union-attr]
+    for entity in ents.values():
+        if entity is not None:
+            names[entity.key] = entity.name
     return paths, names
 
 
@@ -148,7 +149,7 @@ def _same_things(view: QueryBackend, found: list[list[Step]]) -> list[list[Step]
     return kept
 
 
-class PathError(ValueError):
+class PathError(InputError):
     """An argument the caller (a model, through a tool) can correct: an unknown or excluded entity, a relation
     type or direction the search may not follow."""
 

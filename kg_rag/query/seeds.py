@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
 
-from kg_rag.model.schema import canonical_key
+from kg_rag.model.names import canonical_key
 from kg_rag.query.history import MAX_QUERY_CHARS
 from kg_rag.query.params import QueryParams
 from kg_rag.store.base import EdgeFilter, QueryBackend
@@ -177,7 +178,7 @@ class Seeds:
     """The entities the caller included (``include_entities``), found and not excluded."""
 
 
-def resolve_names(view: QueryBackend, names: tuple[str, ...]) -> dict[str, int]:
+def resolve_names(view: QueryBackend, names: Sequence[str]) -> dict[str, int]:
     """Canonical key -> handle for the names that exist."""
     keys = [canonical_key(n) for n in names]
     return view.lookup_entities(keys)

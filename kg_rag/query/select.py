@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kg_rag.model.relation_types import tokens
+from kg_rag.model.results import GraphPath, PathStep, RelationRow, ScoredEntity
 from kg_rag.query.params import QueryParams
 from kg_rag.query.seeds import Seeds
 from kg_rag.query.senses import same_thing
-from kg_rag.query.types import GraphPath, PathStep, RelationRow, ScoredEntity
 from kg_rag.query.workspace import Workspace
 from kg_rag.store.base import EdgeSet, Pairs
 
@@ -537,14 +537,14 @@ def relation_paths(
         return nothing
     view = ws.view
     used = sorted({i for _, steps, _ in chosen_paths for i, _ in steps})
-    rels = dict(zip(used, view.relations(edges.ids[np.asarray(used, dtype=I64)])))
+    rel_of = dict(zip(used, view.relations(edges.ids[np.asarray(used, dtype=I64)])))
     nodes = sorted({int(x) for i in used for x in (edges.src[i], edges.dst[i])})
     names = {h: label for h, label in zip(nodes, view.labels(np.asarray(nodes, dtype=I64))) if label is not None}
     paths = []
     for weakest, steps, start in chosen_paths:
-        built = []
+        built: list[PathStep] = []
         for i, fwd in steps:
-            rel = rels.get(i)
+            rel = rel_of.get(i)
             a, b = int(edges.src[i]), int(edges.dst[i])
             if rel is None or a not in names or b not in names:
                 built = []

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from kg_rag.model.schema import canonical_key
+from kg_rag.model.names import canonical_key
 from kg_rag.store.base import QueryBackend
 
 I64 = np.int64

@@ -20,9 +20,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kg_rag.context.format import format_context
-from kg_rag.context.render import render_path
-from kg_rag.model.schema import SYNONYM, canonical_key, upper_snake
+from kg_rag.context.format import ContextFormatter, format_context
+from kg_rag.errors import InputError
+from kg_rag.model.names import SYNONYM, canonical_key, upper_snake
+from kg_rag.model.notation import render_path
+from kg_rag.model.results import RetrievalResult, ScoredChunk, StageRun
 from kg_rag.query.limits import suggest_entities, unknown_name
 from kg_rag.query.params import QueryParams
 from kg_rag.query.relation_match import question_relation_words
@@ -38,9 +40,8 @@ from kg_rag.query.select import (
 )
 from kg_rag.query.strategies import StrategyInput, StrategyOutput
 from kg_rag.query.strategies.base import rank_top
-from kg_rag.query.types import RetrievalResult, ScoredChunk, StageRun
 from kg_rag.query.workspace import Workspace
-from kg_rag.store.base import BackendInfo, EdgeFilter, Expansion, QueryBackend
+from kg_rag.store.base import BackendInfo, EdgeFilter, Expansion, QueryBackend, VectorKind
 from kg_rag.store.scope import ScopedView
 
 I64 = np.int64
@@ -82,6 +83,8 @@ class QueryState:
     """Reorders (and may drop) the ranked chunks before the graph half is chosen for them."""
     embed: Callable[[str], np.ndarray] | None = None
     """The query embedding function, for suggestions when a filter names an unknown entity."""
+    formatter: ContextFormatter = format_context
+    """The last stage: ``(result, params) -> FormattedContext``."""
     warnings: list[str] = field(default_factory=list)
     edge_filter: EdgeFilter = field(default_factory=EdgeFilter)
     ws: Workspace | None = None
@@ -144,7 +147,7 @@ def run_searches(s: QueryState) -> None:
     the strategy's own: ``Strategy.searches``), on a backend that runs them concurrently; the later stages then
     read their results."""
     p = s.params
-    planned = [("entities", p.seeds.top_k_nodes), ("facts", p.seeds.top_k_facts)]
+    planned: list[tuple[VectorKind, int]] = [("entities", p.seeds.top_k_nodes), ("facts", p.seeds.top_k_facts)]
     if "candidates" in p.select.strategy.consumes:
         planned.append(("chunks", p.select.candidates))
     planned.extend(p.select.strategy.searches())
@@ -372,7 +375,7 @@ def shown_report_rows(communities: list, result: RetrievalResult, named: set[str
 def run_context(s: QueryState) -> None:
     """The token-budgeted context the answer model reads."""
     result = _result(s)
-    formatted = format_context(result, s.params)
+    formatted = s.formatter(result, s.params)
     result.warnings.extend(w for w in formatted.warnings if w not in result.warnings)
     result.context, result.section_tokens, result.formatted = formatted.text, formatted.section_tokens, formatted
 
@@ -462,13 +465,17 @@ def run_pipeline(
     earlier: str = "",
     reranker: Reranker | None = None,
     embed: Callable[[str], np.ndarray] | None = None,
+    formatter: ContextFormatter = format_context,
 ) -> RetrievalResult:
     """Run the stages for one query inside one read view; the result carries the context and the stage log.
-    ``embed`` (the query embedding function) lets a warning about an unknown entity name suggest known ones."""
+    ``embed`` (the query embedding function) lets a warning about an unknown entity name suggest known ones;
+    ``formatter`` writes the context (:func:`~kg_rag.context.format.format_context` by default)."""
     info = view.info()
     if info.dim and query.size != info.dim:
-        raise ValueError(f"the query vector has dimension {query.size}, the index has {info.dim}")
-    state = QueryState(view, query, text, params, info, earlier=earlier, reranker=reranker, embed=embed)
+        raise InputError(f"the query vector has dimension {query.size}, the index has {info.dim}")
+    state = QueryState(
+        view, query, text, params, info, earlier=earlier, reranker=reranker, embed=embed, formatter=formatter
+    )
     if info.chunks == 0:
         state.warnings.append("the index has no chunks")
         result = RetrievalResult(text, [], [], [], [], warnings=state.warnings)
@@ -493,13 +500,13 @@ def run_pipeline(
 # --------------------------------------------------------------------------------------------- helpers
 def _ws(s: QueryState) -> Workspace:
     if s.ws is None:  # pragma: no cover - the filters stage always runs first
-        raise ValueError("the filters stage has not run")
+        raise InputError("the filters stage has not run")
     return s.ws
 
 
 def _result(s: QueryState) -> RetrievalResult:
     if s.result is None:  # pragma: no cover - the select stage always runs before
-        raise ValueError("the select stage has not run")
+        raise InputError("the select stage has not run")
     return s.result
 
 

@@ -17,14 +17,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from kg_rag.errors import InputError
+from kg_rag.index.meta import BackendInfo
+from kg_rag.model.names import upper_snake
 from kg_rag.model.records import SYNONYM_KIND, Chunk, Entity, Relation
-from kg_rag.model.schema import upper_snake
 
 if TYPE_CHECKING:
     from kg_rag.index.build import GraphIndex
@@ -233,23 +235,6 @@ class Pairs:
         return int(self.left.size)
 
 
-@dataclass
-class BackendInfo:
-    """What a backend holds: counts, the embedding model the vectors come from, and its version."""
-
-    entities: int
-    relations: int
-    chunks: int
-    documents: int
-    dim: int
-    embedding_model: str
-    type_prefix: bool = True
-    version: str = ""
-    """Changes whenever the data changes (a generation name, a transaction counter)."""
-    relation_types: dict[str, int] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
 class QueryBackend(ABC):
     """What retrieval needs from a backend: a small core of primitives, operations derived from them (a backend
     may override those for speed), and a serving lifecycle. Every method is read-only and thread-safe.
@@ -274,10 +259,9 @@ class QueryBackend(ABC):
         return self
 
     # ---------------------------------------------------------------- lifecycle
-    @contextmanager
-    def reader(self) -> Iterator[QueryBackend]:
+    def reader(self) -> AbstractContextManager[QueryBackend]:
         """A consistent read view for one query (``self`` for an immutable backend)."""
-        yield self
+        return nullcontext(self)
 
     @abstractmethod
     def info(self) -> BackendInfo: ...
@@ -299,11 +283,11 @@ class QueryBackend(ABC):
 
     def knowledge_graph(self) -> KnowledgeGraph:
         """The editable graph of the version served (built on first use where a backend can)."""
-        raise ValueError(f"{type(self).__name__} does not hold an editable graph")
+        raise InputError(f"{type(self).__name__} does not hold an editable graph")
 
     def to_index(self) -> GraphIndex:
         """The version served as an editable :class:`~kg_rag.index.build.GraphIndex`."""
-        raise ValueError(f"{type(self).__name__} cannot be turned into an editable index")
+        raise InputError(f"{type(self).__name__} cannot be turned into an editable index")
 
     # ---------------------------------------------------------------- vectors
     concurrent_searches: bool = False
@@ -504,21 +488,34 @@ def count_communities(memberships: Iterable[list[tuple[int, str]]], level: int |
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
+class _Forward:
+    """A query operation of :class:`VersionedBackend`: the operation of the same name, run in a view of its own."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+        self.__doc__ = getattr(QueryBackend, name).__doc__
+
+    def __get__(self, backend: Any, owner: type | None = None) -> Any:
+        if backend is None:
+            return self
+        name = self.name
+
+        def forward(*args: Any, **kwargs: Any) -> Any:
+            with backend.reader() as view:
+                return getattr(view, name)(*args, **kwargs)
+
+        forward.__name__ = name
+        return forward
+
+
 class VersionedBackend(QueryBackend):
     """A backend that serves successive versions of an index: :meth:`reader` yields a view of the current one,
     and every query operation called on the backend itself runs in a view of its own (so it is consistent,
-    but handles from two such calls may come from two versions — use :meth:`reader` to query)."""
+    but handles from two such calls may come from two versions — use :meth:`reader` to query). Each query operation
+    is a :class:`_Forward`: it runs the operation of the same name in a view of its own (none is written out)."""
 
     @abstractmethod
     def reader(self) -> AbstractContextManager[QueryBackend]: ...
-
-    def info(self) -> BackendInfo:
-        with self.reader() as view:
-            return view.info()
-
-    def search(self, kind: VectorKind, query: np.ndarray, k: int, min_score: float | None = None) -> Hits:
-        with self.reader() as view:
-            return view.search(kind, query, k, min_score)
 
     def search_ahead(
         self, query: np.ndarray, requests: Sequence[tuple[VectorKind, int]], text: str | None = None
@@ -526,107 +523,35 @@ class VersionedBackend(QueryBackend):
         """Nothing to run ahead: each call on the backend itself runs in a view of its own, so results found
         ahead would have nobody to answer (a query runs ahead in its :meth:`reader` view)."""
 
-    def similarity(self, kind: VectorKind, query: np.ndarray, ids: np.ndarray) -> np.ndarray:
-        with self.reader() as view:
-            return view.similarity(kind, query, ids)
-
-    def lexical_search(self, text: str, k: int) -> Hits:
-        with self.reader() as view:
-            return view.lexical_search(text, k)
-
-    def lexical_scores(self, text: str, chunk_ids: np.ndarray) -> np.ndarray:
-        with self.reader() as view:
-            return view.lexical_scores(text, chunk_ids)
-
     def term_scorer(self, words: Sequence[str]) -> TermScorer:
         """Scores through this backend's own calls (each in a view of its own): a scorer from one view would
         outlive it."""
         return TermScorer(self)
 
-    def lookup_entities(self, keys: Sequence[str]) -> dict[str, int]:
-        with self.reader() as view:
-            return view.lookup_entities(keys)
-
-    def expand(self, seeds: Mapping[int, float], max_hops: int, edge_filter: EdgeFilter, **kwargs: Any) -> Expansion:
-        with self.reader() as view:
-            return view.expand(seeds, max_hops, edge_filter, **kwargs)
-
-    def edges_of(self, entity_ids: np.ndarray, edge_filter: EdgeFilter, *, among: bool = False) -> EdgeSet:
-        with self.reader() as view:
-            return view.edges_of(entity_ids, edge_filter, among=among)
-
-    def edges_by_id(self, relation_ids: np.ndarray) -> EdgeSet:
-        with self.reader() as view:
-            return view.edges_by_id(relation_ids)
-
-    def chunk_entities(self, chunk_ids: np.ndarray) -> Pairs:
-        with self.reader() as view:
-            return view.chunk_entities(chunk_ids)
-
-    def entity_chunks(self, entity_ids: np.ndarray) -> Pairs:
-        with self.reader() as view:
-            return view.entity_chunks(entity_ids)
-
-    def names(self, entity_ids: np.ndarray) -> list[str | None]:
-        with self.reader() as view:
-            return view.names(entity_ids)
-
-    def labels(self, entity_ids: np.ndarray) -> list[tuple[str, str] | None]:
-        with self.reader() as view:
-            return view.labels(entity_ids)
-
-    def mention_counts(self, entity_ids: np.ndarray) -> np.ndarray:
-        with self.reader() as view:
-            return view.mention_counts(entity_ids)
-
-    def degrees(self, entity_ids: np.ndarray) -> np.ndarray:
-        with self.reader() as view:
-            return view.degrees(entity_ids)
-
-    def chunk_relations(self, chunk_ids: np.ndarray, edge_filter: EdgeFilter) -> tuple[Pairs, EdgeSet]:
-        with self.reader() as view:
-            return view.chunk_relations(chunk_ids, edge_filter)
-
-    def relation_chunks(self, relation_ids: np.ndarray) -> Pairs:
-        with self.reader() as view:
-            return view.relation_chunks(relation_ids)
-
-    def entities(self, ids: np.ndarray) -> list[Entity | None]:
-        with self.reader() as view:
-            return view.entities(ids)
-
-    def relations(self, ids: np.ndarray) -> list[Relation | None]:
-        with self.reader() as view:
-            return view.relations(ids)
-
-    def chunks(self, ids: np.ndarray) -> list[Chunk | None]:
-        with self.reader() as view:
-            return view.chunks(ids)
-
-    def matching_chunks(self, doc_filter: Any) -> np.ndarray:
-        with self.reader() as view:
-            return view.matching_chunks(doc_filter)
-
-    def scope_members(self, chunk_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        with self.reader() as view:
-            return view.scope_members(chunk_ids)
-
-    def chunk_handles(self, chunk_ids: Sequence[str]) -> dict[str, int]:
-        with self.reader() as view:
-            return view.chunk_handles(chunk_ids)
-
-    def iter_chunks(self) -> Iterator[tuple[int, Chunk]]:
-        with self.reader() as view:
-            yield from view.iter_chunks()
-
-    def list_communities(self, level: int | None = None) -> list[Any]:
-        with self.reader() as view:
-            return view.list_communities(level)
-
-    def community_records(self, ids: Sequence[str]) -> list[Any]:
-        with self.reader() as view:
-            return view.community_records(ids)
-
-    def communities_for(self, entity_ids: np.ndarray, level: int | None = None) -> list[tuple[str, int]]:
-        with self.reader() as view:
-            return view.communities_for(entity_ids, level)
+    info = _Forward()
+    search = _Forward()
+    similarity = _Forward()
+    lexical_search = _Forward()
+    lexical_scores = _Forward()
+    lookup_entities = _Forward()
+    expand = _Forward()
+    edges_of = _Forward()
+    edges_by_id = _Forward()
+    chunk_entities = _Forward()
+    entity_chunks = _Forward()
+    names = _Forward()
+    labels = _Forward()
+    mention_counts = _Forward()
+    degrees = _Forward()
+    chunk_relations = _Forward()
+    relation_chunks = _Forward()
+    entities = _Forward()
+    relations = _Forward()
+    chunks = _Forward()
+    matching_chunks = _Forward()
+    scope_members = _Forward()
+    chunk_handles = _Forward()
+    iter_chunks = _Forward()
+    list_communities = _Forward()
+    community_records = _Forward()
+    communities_for = _Forward()

@@ -27,26 +27,26 @@ import shutil
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
 
-from kg_rag.errors import IndexFormatError, IndexNotFoundError
+import kg_rag.store.files as F
+from kg_rag.errors import IndexFormatError, IndexNotFoundError, InputError
 from kg_rag.index.build import GraphIndex
+from kg_rag.index.meta import FORMAT, IndexMeta, check_version
 from kg_rag.index.snapshot import CompiledGraph, Snapshot
 from kg_rag.index.vectors import VectorTable
-from kg_rag.ingest.report import IngestReport
 from kg_rag.model.graph import KnowledgeGraph
 from kg_rag.model.records import Chunk, chunk_from_record
-from kg_rag.store import files as F
+from kg_rag.model.report import IngestReport
 from kg_rag.store.base import VersionedBackend
 from kg_rag.store.graph_store import GraphStore
 from kg_rag.store.locking import READERS_LOCK, WRITER_LOCK, WriterLock, in_use
 from kg_rag.store.memory import SnapshotBackend
-from kg_rag.store.meta import FORMAT, IndexMeta, check_version
 from kg_rag.store.records import FileRecords
 
 logger = logging.getLogger(__name__)
@@ -88,9 +88,9 @@ class DirectoryStore(GraphStore):
         self.path = Path(path)
         self.verify = verify
         if keep_generations < 1:
-            raise ValueError("keep_generations must be >= 1")
+            raise InputError("keep_generations must be >= 1")
         if max_generations < keep_generations:
-            raise ValueError("max_generations must be >= keep_generations")
+            raise InputError("max_generations must be >= keep_generations")
         self.keep_generations = keep_generations
         self.max_generations = max_generations
         self.max_generation_age = float(max_generation_age)
@@ -120,9 +120,9 @@ class DirectoryStore(GraphStore):
 
     def check_target(self) -> None:
         if self.path.exists() and not self.path.is_dir():
-            raise ValueError(f"{self.path}: exists and is not a directory")
+            raise InputError(f"{self.path}: exists and is not a directory")
         if self.path.is_dir() and not self.exists() and any(p.name != WRITER_LOCK for p in self.path.iterdir()):
-            raise ValueError(f"{self.path}: directory is not empty and holds no kg-rag index; refusing to write")
+            raise InputError(f"{self.path}: directory is not empty and holds no kg-rag index; refusing to write")
 
     def save(self, index: GraphIndex, *, wait: float | None = None, forget: bool = False) -> str:
         """Write ``index`` as a new generation and make it current; returns the generation's name.
@@ -392,6 +392,7 @@ class OpenGeneration:
         self.embedding_model = self.meta.embedding_model
         self.type_prefix = self.meta.type_prefix
         if all(name in files for name in QUERY_SNAPSHOT_FILES):
+            self.records: Any
             self.compiled, self.records = self._load_snapshot(files)
         else:  # written without a query snapshot: derive it from the records
             index = self.to_index()
@@ -486,6 +487,7 @@ class OpenGeneration:
         out: dict[str, list[Chunk]] = {}
         if not wanted:
             return out
+        chunks: Iterable[Chunk]
         if self.records is None:
             chunks = self._graph_index.kg.chunks.values()
         else:

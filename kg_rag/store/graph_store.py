@@ -1,10 +1,6 @@
-"""The store side of the seam: :class:`GraphStore` (where an index lives) and :class:`GraphChange` (one atomic
-document-level change, as :class:`~kg_rag.store.writer.IndexWriter` hands it to a store).
-
-A change is a sequence of steps — documents removed, fragments merged — applied in order with the rules of the
-in-memory model (:meth:`KnowledgeGraph.remove_documents`, :meth:`KnowledgeGraph.merge`), plus what it does to
-the ingest report. :func:`apply_to_graph` applies it to an editable graph; :meth:`GraphStore.apply` applies it
-to a stored index in one atomic write: by default by loading the graph, editing it and saving it (the directory
+"""The store side of the seam: :class:`GraphStore`, where an index lives. :meth:`GraphStore.apply` applies one
+:class:`~kg_rag.model.change.GraphChange` (as :class:`~kg_rag.indexing.writer.IndexWriter` hands it over) to a
+stored index in one atomic write: by default by loading the graph, editing it and saving it (the directory
 store: one new generation), or row by row where a store can (PostgreSQL: one transaction touching only the rows
 the documents contribute).
 """
@@ -12,134 +8,87 @@ the documents contribute).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
 from typing import Any
 
-from kg_rag.ingest.report import IngestReport
+from kg_rag.errors import UnknownNameError
+from kg_rag.index.build import build_index
+from kg_rag.index.meta import IndexMeta
+from kg_rag.index.synonyms import link_synonyms
+from kg_rag.model.change import REMOVED_KINDS, GraphChange, apply_to_graph, resolve_change
 from kg_rag.model.graph import KnowledgeGraph
 from kg_rag.model.records import Chunk
+from kg_rag.model.report import IngestReport
+from kg_rag.model.resolution import Resolution
 from kg_rag.store.base import QueryBackend
-from kg_rag.store.meta import IndexMeta
-
-REMOVED_KINDS = ("chunks", "relations", "entities", "descriptions")
-
-
-@dataclass
-class GraphChange:
-    """Documents removed and fragments merged, in order, applied atomically; and the ingest report's update.
-
-    ``report`` is merged into the stored report after the failures recorded for removed chunks are forgotten
-    and those of ``resolved`` chunks (retried successfully) cleared. ``forget`` asks the store to keep no older
-    version holding the removed text (a delete).
-    """
-
-    steps: list[tuple[str, Any]] = field(default_factory=list)
-    report: IngestReport | None = None
-    resolved: set[str] = field(default_factory=set)
-    forget: bool = False
-
-    def remove(self, doc_ids: Iterable[str]) -> GraphChange:
-        ids = list(dict.fromkeys(str(d) for d in doc_ids))
-        if ids:
-            self.steps.append(("remove", ids))
-        return self
-
-    def add(self, fragment: KnowledgeGraph) -> GraphChange:
-        """Merge ``fragment`` (documents, chunks, entities, relations; what is stored already is combined)."""
-        self.steps.append(("add", fragment))
-        return self
-
-    def replace(self, fragment: KnowledgeGraph) -> GraphChange:
-        """Every document ``fragment`` holds replaces its stored version (what only the old one said is gone)."""
-        return self.remove(fragment.documents()).add(fragment)
-
-    @property
-    def removed_documents(self) -> list[str]:
-        return [d for kind, arg in self.steps if kind == "remove" for d in arg]
-
-    @property
-    def fragments(self) -> list[KnowledgeGraph]:
-        return [arg for kind, arg in self.steps if kind == "add"]
-
-    def __bool__(self) -> bool:
-        """Whether applying it changes the index: documents, resolved failures, new failures or additions, or
-        chat calls spent. Counts of input skipped alone do not (an unchanged ``index --update`` that skipped the
-        same files again wrote a whole new generation for them, and on a nearly full disk failed with ENOSPC)."""
-        report = self.report
-        spent = report is not None and (report.failures or +report.added or +report.usage)
-        return bool(self.steps or self.resolved or spent)
-
-
-def apply_to_graph(kg: KnowledgeGraph, report: IngestReport | None, change: GraphChange) -> dict[str, int]:
-    """Apply ``change`` to an editable graph and its ingest report; returns what was removed, by kind."""
-    removed: Counter[str] = Counter({k: 0 for k in REMOVED_KINDS})
-    with kg.lock:
-        for kind, arg in change.steps:
-            if kind == "remove":
-                if report is not None:
-                    docs = set(arg)
-                    report.forget_chunks({cid for cid, c in kg.chunks.items() if c.doc_id in docs})
-                removed.update(kg.remove_documents(arg))
-            else:
-                kg.merge(arg)
-    update_report(report, change)
-    return dict(removed)
-
-
-def update_report(report: IngestReport | None, change: GraphChange) -> None:
-    """The report's part of ``change`` (the failures of removed chunks are forgotten by the caller)."""
-    if report is None:
-        return
-    for chunk_id in change.resolved:
-        report.failures.pop(chunk_id, None)
-    if change.report is not None:
-        report.merge(change.report)
+from kg_rag.store.memory import StoreBackend
 
 
 class GraphStore(ABC):
     """A place an index lives: saved and loaded whole, changed document by document, queried through
     :meth:`backend`. Implemented by :class:`~kg_rag.store.directory.DirectoryStore` and
     :class:`~kg_rag.store.postgres.PostgresStore`; :mod:`kg_rag.testing` checks both the same way. Writes go
-    through :class:`~kg_rag.store.writer.IndexWriter`, which holds :meth:`writing` around them."""
+    through :class:`~kg_rag.indexing.writer.IndexWriter`, which holds :meth:`writing` around them."""
 
+    # ------------------------------------------------------------------ what a store must implement (4)
     @abstractmethod
-    def exists(self) -> bool: ...
+    def exists(self) -> bool:
+        """Whether an index is stored here."""
 
     @abstractmethod
     def writing(self, wait: float | None = None) -> AbstractContextManager[Any]:
-        """Hold the writer lock for a whole read–modify–write (re-entrant; ``save`` inside does not wait)."""
-
-    @abstractmethod
-    def read_meta(self) -> IndexMeta:
-        """The stored :class:`IndexMeta`, validated (:class:`~kg_rag.errors.IndexNotFoundError` when none)."""
-
-    @abstractmethod
-    def read_report(self) -> IngestReport:
-        """The stored ingest report (skipped input, extraction failures, usage)."""
-
-    @abstractmethod
-    def documents(self, ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
-        """The stored documents' records (``id``, ``source``, ``content_hash``, ..., ``chunks``); only those of
-        ``ids`` when given (unknown ids are left out)."""
-
-    @abstractmethod
-    def chunks_of(self, doc_ids: Sequence[str]) -> dict[str, list[Chunk]]:
-        """The stored chunks of these documents, by document id (documents without chunks are left out)."""
+        """Hold the writer lock for a whole read–modify–write (re-entrant; ``save`` inside does not wait); a
+        second writer gives up after ``wait`` seconds with :class:`~kg_rag.store.locking.IndexLockedError`."""
 
     @abstractmethod
     def save(self, index: Any, *, wait: float | None = None, forget: bool = False) -> str:
-        """Replace the stored index with ``index`` (a :class:`~kg_rag.index.build.GraphIndex`)."""
+        """Replace the stored index with ``index`` (a :class:`~kg_rag.index.build.GraphIndex`); returns the new
+        version. ``forget``: keep no older version holding removed text."""
 
     @abstractmethod
     def load(self) -> Any:
-        """The stored index as an editable :class:`~kg_rag.index.build.GraphIndex`."""
+        """The stored index as an editable :class:`~kg_rag.index.build.GraphIndex`
+        (:class:`~kg_rag.errors.IndexNotFoundError` when none)."""
 
-    @abstractmethod
+    # ------------------------------------------------------------------ derived (override for speed)
+    @property
+    def version(self) -> str:
+        """Changes whenever the stored index does (``""``: unknown, so every read loads it again)."""
+        return ""
+
+    def read_meta(self) -> IndexMeta:
+        """The stored :class:`IndexMeta`, validated (:class:`~kg_rag.errors.IndexNotFoundError` when none). This
+        default loads the index."""
+        return IndexMeta.of_index(self.load(), schema_version=0, version=self.version)
+
+    def read_report(self) -> IngestReport:
+        """The stored ingest report (skipped input, extraction failures, usage). This default loads the index."""
+        return self.load().report
+
+    def documents(self, ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """The stored documents' records (``id``, ``source``, ``content_hash``, ..., ``chunks``); only those of
+        ``ids`` when given (unknown ids are left out). This default loads the index."""
+        records = list(self.load().kg.document_records())
+        if ids is None:
+            return records
+        wanted = set(map(str, ids))
+        return [r for r in records if str(r["id"]) in wanted]
+
+    def chunks_of(self, doc_ids: Sequence[str]) -> dict[str, list[Chunk]]:
+        """The stored chunks of these documents, by document id (documents without chunks are left out). This
+        default loads the index."""
+        wanted = set(doc_ids)
+        out: dict[str, list[Chunk]] = {}
+        for chunk in self.load().kg.chunks.values():
+            if chunk.doc_id in wanted:
+                out.setdefault(chunk.doc_id, []).append(chunk)
+        return out
+
     def backend(self) -> QueryBackend:
-        """A read-only view for queries."""
+        """A read-only view for queries. This default serves the loaded index with the in-process reference
+        backend, loading it again when :attr:`version` changes (or on every read when it is ``""``)."""
+        return StoreBackend(self)
 
     def stats(self) -> dict[str, Any]:
         """Counts, skipped input and failures, embedding model and version (no graph is built)."""
@@ -167,8 +116,6 @@ class GraphStore(ABC):
         """Apply ``change`` atomically and return what was removed. This default edits the whole graph: load it
         (or start empty), apply the change in memory, embed only new text, carry the communities over (changed
         ones marked stale), link synonyms when asked, and save once. Stores that can write rows override it."""
-        from kg_rag.index.build import build_index
-
         with self.writing():
             index = self.load() if self.exists() else None
             if index is None:
@@ -184,14 +131,6 @@ class GraphStore(ABC):
             )
         return removed
 
-    def write_communities(self, communities: Any) -> None:
-        """Store ``communities`` (a :class:`~kg_rag.communities.CommunitySet`) for the stored graph."""
-        with self.writing():
-            index = self.load()
-            index.communities = communities
-            self.save(index)
-
-    # ------------------------------------------------------------------ convenience
     def replace_documents(
         self,
         fragment: KnowledgeGraph,
@@ -200,18 +139,35 @@ class GraphStore(ABC):
         report: IngestReport | None = None,
         wait: float | None = None,
     ) -> dict[str, int]:
-        """Add the documents of ``fragment``; each one already stored is replaced (what its old version said
-        and the new one does not is forgotten), atomically. Returns what was removed, by kind."""
-        from kg_rag.store.writer import IndexWriter
-
-        return IndexWriter(self, embeddings, wait=wait).replace_documents(fragment, report=report)
+        """Add the documents of ``fragment``; each one already stored is replaced (what its old version said and
+        the new one does not is forgotten), atomically, its entities resolved as the index resolved them before.
+        Returns what was removed, by kind. (:class:`kg_rag.indexing.IndexWriter` does the same for the write path.)"""
+        with self.writing(wait):
+            change = GraphChange(report=report).replace(fragment)
+            resolve_change(change, self.read_report().resolution if self.exists() else Resolution())
+            return self.apply(change, embeddings)
 
     def delete_documents(self, doc_ids: Sequence[str], embeddings: Any, *, wait: float | None = None) -> dict[str, int]:
-        """Remove documents and everything they contributed, atomically. Unknown ids raise ``KeyError`` naming
-        them, before anything changes."""
-        from kg_rag.store.writer import IndexWriter
+        """Remove documents and everything they contributed (communities included: changed ones lose their report),
+        atomically; no older version keeps the text. Unknown ids raise :class:`~kg_rag.errors.UnknownNameError` (a
+        ``KeyError``) naming them, before anything changes."""
+        ids = list(dict.fromkeys(str(d) for d in doc_ids))
+        if not ids:
+            return dict.fromkeys(REMOVED_KINDS, 0)
+        with self.writing(wait):
+            known = {str(d["id"]) for d in self.documents(ids)} if self.exists() else set()
+            missing = [d for d in ids if d not in known]
+            if missing:
+                shown = ", ".join(map(repr, missing[:5])) + (" ..." if len(missing) > 5 else "")
+                raise UnknownNameError(f"no document {shown} in {self}")
+            return self.apply(GraphChange(forget=True).remove(ids), embeddings)
 
-        return IndexWriter(self, embeddings, wait=wait).delete_documents(doc_ids)
+    def write_communities(self, communities: Any) -> None:
+        """Store ``communities`` (a :class:`~kg_rag.communities.CommunitySet`) for the stored graph."""
+        with self.writing():
+            index = self.load()
+            index.communities = communities
+            self.save(index)
 
 
 def refreshed(
@@ -225,8 +181,6 @@ def refreshed(
     """``index`` after its graph was edited: vectors re-derived (only new text embedded), synonym links added
     when ``synonym_threshold`` is given, then the communities carried over with the changed ones marked stale
     (after the links: a community's signature counts them)."""
-    from kg_rag.index.build import build_index
-
     fresh = build_index(
         index.kg,
         embeddings,
@@ -236,7 +190,5 @@ def refreshed(
         progress=progress,
     )
     if synonym_threshold is not None:
-        from kg_rag.index.synonyms import link_synonyms
-
         link_synonyms(fresh, synonym_threshold)
     return fresh.with_communities_of(index)

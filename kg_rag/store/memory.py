@@ -18,8 +18,10 @@ from typing import Any
 import numpy as np
 
 from kg_rag.arrays import unique_first, unique_ints
+from kg_rag.errors import InputError
 from kg_rag.index.build import GraphIndex, chunk_text
 from kg_rag.index.lexical import BM25Index, tokenize
+from kg_rag.index.meta import IndexMeta
 from kg_rag.index.snapshot import CompiledGraph, Snapshot, csr_gather
 from kg_rag.index.vectors import VectorTable
 from kg_rag.model.records import Chunk, Entity, Relation
@@ -36,7 +38,6 @@ from kg_rag.store.base import (
     VersionedBackend,
     count_communities,
 )
-from kg_rag.store.meta import IndexMeta
 
 logger = logging.getLogger(__name__)
 
@@ -121,7 +122,7 @@ class SnapshotBackend(QueryBackend):
     # ------------------------------------------------------------------ vectors
     def _table(self, kind: VectorKind) -> VectorTable:
         if kind not in ("entities", "facts", "chunks"):
-            raise ValueError(f"unknown vector table {kind!r}")
+            raise InputError(f"unknown vector table {kind!r}")
         return getattr(self.snapshot, kind)
 
     def search(self, kind: VectorKind, query: np.ndarray, k: int, min_score: float | None = None) -> Hits:
@@ -609,3 +610,36 @@ class LiveBackend(VersionedBackend):
 
     def to_index(self) -> GraphIndex:
         return self.index
+
+
+class StoreBackend(VersionedBackend):
+    """The default query backend of a store (:meth:`GraphStore.backend`): its loaded index, served by the
+    in-process reference backend; loaded again when the store's ``version`` changes (on every read when the store
+    cannot tell, so a reader always sees the last committed write)."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+        self._lock = threading.Lock()
+        self._version: str | None = None
+        self._current: SnapshotBackend | None = None
+
+    def current(self) -> SnapshotBackend:
+        version = self._store.version
+        with self._lock:
+            if self._current is None or not version or version != self._version:
+                index = self._store.load()
+                self._current = SnapshotBackend(Snapshot.from_index(index, version=version))
+                self._version = version
+            return self._current
+
+    @contextmanager
+    def reader(self) -> Iterator[SnapshotBackend]:
+        with self.current().query_view() as view:
+            yield view
+
+    def refresh(self) -> bool:
+        version = self._store.version
+        if not version or version == self._version:
+            return False
+        self.current()
+        return True

@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from kg_rag.errors import InputError
+
 
 class RowFile:
     """A read-only 2-D float32 ``.npy`` matrix read row-wise with ``pread`` (numpy-like where kg-rag needs it)."""
@@ -41,10 +43,10 @@ class RowFile:
             elif version == (2, 0):
                 shape, fortran, dtype = fmt.read_array_header_2_0(fh)
             else:
-                raise ValueError(f"{path}: unsupported .npy format version {version}")
+                raise InputError(f"{path}: unsupported .npy format version {version}")
             offset = fh.tell()
         if fortran or len(shape) != 2 or dtype.hasobject:
-            raise ValueError(f"{path}: expected a C-ordered 2-D numeric array")
+            raise InputError(f"{path}: expected a C-ordered 2-D numeric array")
         return cls(path, offset, shape, dtype)
 
     def __del__(self) -> None:

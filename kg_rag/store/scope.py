@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from kg_rag.arrays import in_sorted, unique_ints
+from kg_rag.errors import InputError
 from kg_rag.store.base import BackendInfo, EdgeFilter, EdgeSet, Expansion, Hits, Pairs, QueryBackend, VectorKind
 
 I64 = np.int64
@@ -35,14 +36,14 @@ def _scalar(key: str, value: Any) -> Scalar:
         return value
     if isinstance(value, float) and math.isfinite(value):
         return value
-    raise ValueError(f"filter[{key!r}]: values must be strings, numbers, booleans or None, got {value!r}")
+    raise InputError(f"filter[{key!r}]: values must be strings, numbers, booleans or None, got {value!r}")
 
 
 def _values(key: str, want: Any) -> tuple[Scalar, ...]:
     """A key's accepted values: one value, a list of them (any of), or ``{"$eq": v}`` / ``{"$in": [...]}``."""
     if isinstance(want, Mapping):
         if len(want) != 1 or next(iter(want)) not in ("$eq", "$in"):
-            raise ValueError(f"filter[{key!r}]: only a value, a list of values, $eq or $in are supported, got {want!r}")
+            raise InputError(f"filter[{key!r}]: only a value, a list of values, $eq or $in are supported, got {want!r}")
         op, want = next(iter(want.items()))
         if op == "$eq":
             return (_scalar(key, want),)
@@ -65,7 +66,7 @@ def _same(a: Any, b: Any) -> bool:
 class DocumentFilter:
     """The documents a query may use: ``doc_ids`` (``None``: any) and metadata keys that must equal one of their
     values. Chunk metadata is the document's (``source``, ``title``, ``page`` and whatever a LangChain
-    ``Document`` carried into :func:`~kg_rag.ingest.pipeline.index_documents`)."""
+    ``Document`` carried into :func:`~kg_rag.indexing.plan.index_documents`)."""
 
     doc_ids: frozenset[str] | None = None
     metadata: tuple[tuple[str, tuple[Scalar, ...]], ...] = ()
@@ -77,7 +78,7 @@ class DocumentFilter:
         if value is None or isinstance(value, DocumentFilter):
             return value
         if not isinstance(value, Mapping):
-            raise ValueError(
+            raise InputError(
                 "filter must be a dict such as {'doc_id': ['a.md']} or {'source': 'a.md'}, "
                 f"got {type(value).__name__}"
             )
@@ -87,14 +88,14 @@ class DocumentFilter:
         metadata: list[tuple[str, tuple[Scalar, ...]]] = []
         for key, want in value.items():
             if not isinstance(key, str) or not key.strip():
-                raise ValueError(f"filter keys must be non-empty strings, got {key!r}")
+                raise InputError(f"filter keys must be non-empty strings, got {key!r}")
             if key.startswith("$"):
-                raise ValueError(f"filter: operator {key!r} is not supported; give each key a value or a list")
+                raise InputError(f"filter: operator {key!r} is not supported; give each key a value or a list")
             values = _values(key, want)
             if key == "doc_id":
                 bad = [v for v in values if not isinstance(v, str)]
                 if bad:
-                    raise ValueError(f"filter['doc_id']: document ids are strings, got {bad[0]!r}")
+                    raise InputError(f"filter['doc_id']: document ids are strings, got {bad[0]!r}")
                 doc_ids = frozenset(values)  # type: ignore[arg-type]
             else:
                 metadata.append((key, values))

@@ -21,7 +21,7 @@ differential oracle), one named case per test, so a failure names what broke:
 - ``COMMUNITIES`` and ``RETRIEVAL``: community lookups; retrieval end to end for every strategy (same chunks,
   same context);
 - ``WRITES``: sequences of document writes (replace, delete, add, re-add, merge into stored chunks) through
-  :class:`~kg_rag.store.writer.IndexWriter`, compared with the same writes applied to the in-memory model:
+  :class:`~kg_rag.indexing.writer.IndexWriter`, compared with the same writes applied to the in-memory model:
   same records, counts, vectors, ingest report, stale communities, and query results;
 - then what writers must guarantee: a deleted document is forgotten everywhere, readers see committed writes,
   one writer at a time (a second gives up naming the holder), saving again replaces the index.
@@ -44,13 +44,14 @@ import pytest
 
 from kg_rag.index.build import GraphIndex, build_index
 from kg_rag.index.snapshot import Snapshot
+from kg_rag.indexing.writer import IndexWriter
+from kg_rag.model.change import GraphChange, apply_to_graph
 from kg_rag.model.graph import KnowledgeGraph
 from kg_rag.model.records import Chunk
 from kg_rag.store.base import EdgeFilter, QueryBackend
-from kg_rag.store.graph_store import GraphChange, apply_to_graph, refreshed
+from kg_rag.store.graph_store import refreshed
 from kg_rag.store.locking import IndexLockedError
 from kg_rag.store.memory import SnapshotBackend
-from kg_rag.store.writer import IndexWriter
 from kg_rag.testing.embeddings import BagOfWordsEmbeddings
 
 MARKER = "CONFIDENTIAL-MARKER-7731"
@@ -649,7 +650,7 @@ def _same_misc_again() -> GraphChange:
 
 def _retry_into_stored_chunk() -> GraphChange:
     """An extraction retried for a stored chunk: merged, nothing replaced; its failure is cleared."""
-    from kg_rag.ingest.report import IngestReport
+    from kg_rag.model.report import IngestReport
 
     frag = KnowledgeGraph()
     frag.add_chunk(Chunk("c5", "The storage freeze was caused by Incident 42. Incident 42 blocked the migration.",

@@ -9,8 +9,8 @@ import pytest
 
 from kg_rag import KnowledgeGraph
 from kg_rag.cli import main
+from kg_rag.indexing import index_documents
 from kg_rag.ingest import LLMExtractor, load_documents
-from kg_rag.ingest.pipeline import index_documents
 from kg_rag.store.directory import load_index
 
 SCHEMA = """\
@@ -86,7 +86,7 @@ def test_a_changed_schema_re_extracts_an_unchanged_folder(openai_server, laws, c
 
 
 def test_the_python_equivalent_builds_the_same_graph(openai_server, laws, capsys):
-    from kg_rag.ingest.schema import load_schema
+    from kg_rag.ingest.extraction_schema import load_schema
     from kg_rag.langchain.chat import default_chat_model
 
     assert run(capsys, "index", "--docs", "laws", "--schema", "schema.yaml", *INDEX)[0] == 0

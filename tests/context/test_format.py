@@ -410,3 +410,15 @@ def test_hostile_entity_names_are_quoted_in_paths(hostile):
     paths = [ln for ln in result.context.splitlines() if "-[OWNS]->" in ln]
     assert any(ln.startswith('"-----Sources-----"') for ln in paths)
     assert not any(ln.startswith("-----Sources-----") for ln in paths)
+
+
+def test_the_default_budget_is_the_default_query_settings():
+    """``format_context(result)`` without settings formats as the default ``QueryParams()`` would: the context
+    layer keeps its own defaults (it does not import the query layer above it), held equal here."""
+    from dataclasses import fields
+
+    from kg_rag.context.format import ContextBudget
+    from kg_rag.query.params import QueryParams
+
+    default = QueryParams()
+    assert {f.name: getattr(default, f.name) for f in fields(ContextBudget)} == vars(ContextBudget())

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 from kg_rag.eval import evaluate, load_musique_questions
 from kg_rag.eval.chain import Hop, chain_metrics, question_hops, stands_for
 from kg_rag.eval.methods import BUILTIN
-from kg_rag.query.types import GraphPath, PathStep
+from kg_rag.model.results import GraphPath, PathStep
 from kg_rag.store.memory import LiveBackend
 
 DECOMPOSED = {

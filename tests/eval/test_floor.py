@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from kg_rag import Chunk, KnowledgeGraph, build_index
-from kg_rag.bench import markdown_table, run_benchmark, synthetic_index
 from kg_rag.eval import evaluate
+from kg_rag.eval.bench import markdown_table, run_benchmark, synthetic_index
 from kg_rag.eval.datasets import EvalQuestion
 from kg_rag.eval.floor import floor_ms, recording_searches
 from kg_rag.eval.methods import BUILTIN

@@ -171,7 +171,7 @@ def test_every_method_is_timed_with_the_text_memos_empty():
 
     import kg_rag
     from kg_rag.eval.runner import TEXT_CACHES, clear_text_caches
-    from kg_rag.model.schema import canonical_key
+    from kg_rag.model.names import canonical_key
 
     found = set()
     for info in pkgutil.walk_packages(kg_rag.__path__, "kg_rag."):

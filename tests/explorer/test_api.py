@@ -179,7 +179,7 @@ def test_every_view_is_bounded_on_a_large_synthetic_graph():
     """A hub's neighbourhood is cut to the heaviest MAX_VIEW_EDGES edges; the total is reported."""
     from langchain_core.embeddings import DeterministicFakeEmbedding
 
-    from kg_rag.bench import synthetic_index
+    from kg_rag.eval.bench import synthetic_index
 
     synth = synthetic_index(3_000, 60_000, dim=32, n_queries=2)
     r = EntityBasedKGRAG(index=synth.index, embeddings=DeterministicFakeEmbedding(size=32))

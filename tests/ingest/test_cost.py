@@ -10,7 +10,7 @@ from kg_rag import Chunk, KnowledgeGraph
 from kg_rag.ingest import LLMExtractor
 from kg_rag.ingest.cost import COMPLETION_PER_TEXT_TOKEN, encoding_for_model, estimate_extraction, offline_encoding
 from kg_rag.ingest.extract import usage_summary
-from kg_rag.ingest.schema import ExtractionSchema
+from kg_rag.ingest.extraction_schema import ExtractionSchema
 from kg_rag.tokens import count_tokens
 
 CHUNKS = [Chunk(f"c{i}", f"Order {i + 1} supersedes Order {i}. " * (i + 1), f"d{i}") for i in range(3)]

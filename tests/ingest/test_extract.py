@@ -126,7 +126,7 @@ def test_async_ingest_matches_sync(scripted_llm):
 
 def test_rejects_what_is_no_chat_model_and_bad_params(scripted_llm):
     """Anything that is no chat model is refused; a chat model without structured output is not (it gets the JSON
-    fallback of kg_rag.langchain.chat.structured_output: tests/langchain/test_chat.py)."""
+    fallback of kg_rag.chat_calls.structured_output: tests/langchain/test_chat.py)."""
     with pytest.raises(ValueError, match="llm must be a LangChain chat model"):
         LLMExtractor(object())
     with pytest.raises(ValueError, match="max_concurrency"):

@@ -10,6 +10,7 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from kg_rag import Chunk, KnowledgeGraph
+from kg_rag.chat_calls import describe_chat_model
 from kg_rag.cli import main
 from kg_rag.errors import ConfigurationError
 from kg_rag.ingest.extract import LLMExtractor
@@ -18,7 +19,6 @@ from kg_rag.langchain.chat import (
     chat_model_configured,
     chat_model_spec,
     default_chat_model,
-    describe_chat_model,
 )
 
 from ..serving_support import BOW

@@ -14,7 +14,7 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from kg_rag import Chunk, EntityBasedKGRAG, KnowledgeGraph, format_documents
 from kg_rag.communities.model import Community, Finding
-from kg_rag.context.fence import CONTEXT_CLOSE, CONTEXT_OPEN, DATA_PREFIX
+from kg_rag.fence import CONTEXT_CLOSE, CONTEXT_OPEN, DATA_PREFIX
 from kg_rag.langchain.answer import build_answer_graph
 from kg_rag.langchain.tools import make_path_tool, make_retriever_tool
 
@@ -171,7 +171,7 @@ def test_global_search_map_input(hostile):
 
 def test_community_report_input(bow_embeddings):
     from kg_rag.communities.reports import community_context
-    from kg_rag.context.fence import fenced
+    from kg_rag.fence import fenced
 
     kg = KnowledgeGraph()
     kg.add_chunk(Chunk("c1", "x", "d.md"))

@@ -16,7 +16,7 @@ from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 
 from kg_rag import EntityBasedKGRAG, format_documents
-from kg_rag.context.fence import CONTEXT_CLOSE, CONTEXT_OPEN, fenced
+from kg_rag.fence import CONTEXT_CLOSE, CONTEXT_OPEN, fenced
 from kg_rag.langchain.answer import build_answer_graph
 from kg_rag.langchain.documents import documents_context
 from kg_rag.langchain.tools import make_path_tool, make_retriever_tool

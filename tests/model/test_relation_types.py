@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from kg_rag import Chunk, KnowledgeGraph, RelationTyper
+from kg_rag.model.names import RELATED, SYNONYM
 from kg_rag.model.relation_types import analyse, names_relation
-from kg_rag.model.schema import RELATED, SYNONYM
 
 
 @pytest.mark.parametrize("bare", ["IN", "OF", "TO", "ON", "THAN", "NOT_IN", "MORE_THAN", "LESS_THAN", RELATED])

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from kg_rag import Chunk, KnowledgeGraph
-from kg_rag.ingest.report import IngestReport
+from kg_rag.model.report import IngestReport
 from kg_rag.model.resolution import Resolution, merge_entities, resolve_graph, split_entity
 
 

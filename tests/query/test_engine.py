@@ -83,3 +83,28 @@ def test_adding_documents_while_querying_never_breaks_a_query(demo_index, bow_em
     assert not errors, repr(errors[0])
     final = ids(r.invoke("Quokka 39 supersedes Directive 2019-03", k=1))
     assert final == ["new-39"]  # the last edit is visible once queries resume
+
+
+def test_the_engine_takes_the_context_formatter_as_a_callable():
+    """The last stage is the caller's: a formatter ``(result, params) -> FormattedContext`` replaces the
+    default, and the ranked parts are unchanged."""
+    from kg_rag.context.format import FormattedContext
+    from kg_rag.demo import DEMO_QUESTIONS, demo_graph
+    from kg_rag.index.build import build_index
+    from kg_rag.query.engine import QueryEngine
+    from kg_rag.store.memory import LiveBackend
+    from kg_rag.testing import BagOfWordsEmbeddings
+
+    emb = BagOfWordsEmbeddings()
+    index = build_index(demo_graph(), emb)
+    seen = []
+
+    def paths_only(result, params):
+        seen.append(params.max_context_tokens)
+        return FormattedContext(text="\n".join(" / ".join(p.nodes) for p in result.paths))
+
+    plain = QueryEngine(LiveBackend(index, emb), emb).retrieve(DEMO_QUESTIONS[0])
+    custom = QueryEngine(LiveBackend(index, emb), emb, formatter=paths_only).retrieve(DEMO_QUESTIONS[0])
+    assert seen == [4000] and custom.context == "\n".join(" / ".join(p.nodes) for p in plain.paths)
+    assert custom.paths and [c.id for c in custom.chunks] == [c.id for c in plain.chunks]
+    assert plain.context != custom.context

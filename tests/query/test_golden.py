@@ -65,9 +65,9 @@ def _record(result: Any, full_context: bool) -> dict[str, Any]:
 def snapshot() -> dict[str, Any]:
     """What the pins hold, computed now."""
     from kg_rag import EntityBasedKGRAG, get_preset
-    from kg_rag.bench import synthetic_index
     from kg_rag.context import format_context
     from kg_rag.demo import demo_graph
+    from kg_rag.eval.bench import synthetic_index
     from kg_rag.query.engine import QueryEngine
     from kg_rag.query.params import QueryParams
     from kg_rag.testing import BagOfWordsEmbeddings

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from kg_rag.bench import Seed003Reference
 from kg_rag.demo import DEMO_QUESTIONS, demo_graph
+from kg_rag.eval.bench import Seed003Reference
 from kg_rag.index.build import build_index
 from kg_rag.query.engine import QueryEngine
 from kg_rag.query.params import get_preset

@@ -10,7 +10,7 @@ import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding
 
 from kg_rag import Chunk, KnowledgeGraph, build_index
-from kg_rag.model.schema import canonical_key
+from kg_rag.model.names import canonical_key
 from kg_rag.query import QueryEngine
 from kg_rag.query.params import QueryParams
 from kg_rag.query.seeds import match_seeds

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from kg_rag import Chunk, EntityBasedKGRAG, KnowledgeGraph, QueryParams
-from kg_rag.context.render import render_path
 from kg_rag.index.build import build_index
+from kg_rag.model.notation import render_path
 from kg_rag.query.paths import find_paths
 from kg_rag.query.senses import title_sense
 from kg_rag.store.memory import LiveBackend

@@ -1,5 +1,5 @@
 """What a reader checks in one query's view: every stored document is there whole (shared by the concurrency and
-replica tests, which run :class:`kg_rag.bench_writes.Readers` with it)."""
+replica tests, which run :class:`kg_rag.eval.bench_writes.Readers` with it)."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kg_rag.bench_writes import Readers
+from kg_rag.eval.bench_writes import Readers
 
 from .readers import check_view
 from .test_locking import extraction_file
@@ -39,6 +39,7 @@ class Writer(threading.Thread):
     def run(self) -> None:
         from langchain_core.embeddings import DeterministicFakeEmbedding
 
+        from kg_rag.indexing import IndexWriter
         from kg_rag.ingest.extraction_file import import_extraction_file
         from kg_rag.model.graph import KnowledgeGraph
         from kg_rag.store import open_store
@@ -46,9 +47,8 @@ class Writer(threading.Thread):
         try:
             fragment = KnowledgeGraph()
             report = import_extraction_file(fragment, self.source)
-            open_store(self.location).replace_documents(
-                fragment, DeterministicFakeEmbedding(size=16), report=report, wait=120
-            )
+            writer = IndexWriter(open_store(self.location), DeterministicFakeEmbedding(size=16), wait=120)
+            writer.replace_documents(fragment, report=report)
         except Exception as exc:  # noqa: BLE001 - reported by the test
             self.error = f"{type(exc).__name__}: {exc}"
 

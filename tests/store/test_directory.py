@@ -27,8 +27,8 @@ from kg_rag import (
     load_index,
     save_index,
 )
-from kg_rag.bench import synthetic_index
 from kg_rag.context import render_path
+from kg_rag.eval.bench import synthetic_index
 from kg_rag.query.engine import QueryEngine
 from kg_rag.query.params import QueryParams
 from kg_rag.store.directory import POINTER

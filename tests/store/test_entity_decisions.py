@@ -8,7 +8,8 @@ import pytest
 from kg_rag import Chunk, KnowledgeGraph, build_index
 from kg_rag.errors import EntityResolutionError
 from kg_rag.index.resolution import resolve_index
-from kg_rag.store import IndexWriter, open_store
+from kg_rag.indexing import IndexWriter
+from kg_rag.store import open_store
 
 from ..index.test_resolution import ConceptEmbeddings
 

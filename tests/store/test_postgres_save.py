@@ -8,7 +8,7 @@ import numpy as np
 
 from kg_rag.index.snapshot import Snapshot
 from kg_rag.store.memory import SnapshotBackend
-from kg_rag.store.postgres import schema as S
+from kg_rag.store.postgres import tables as S
 from kg_rag.testing.compliance import QUESTIONS, reference_index
 
 

@@ -13,7 +13,7 @@ import time
 import numpy as np
 import pytest
 
-from kg_rag.bench_writes import Readers
+from kg_rag.eval.bench_writes import Readers
 from kg_rag.model.graph import KnowledgeGraph
 from kg_rag.model.records import Chunk
 
@@ -64,9 +64,9 @@ def servers(tmp_path):
 
 def test_a_hot_standby_serves_every_committed_version_and_catches_up(servers, bow_embeddings):
     from kg_rag.context import format_context
+    from kg_rag.indexing.writer import IndexWriter
     from kg_rag.query.engine import QueryEngine
     from kg_rag.store.postgres import PostgresStore
-    from kg_rag.store.writer import IndexWriter
     from kg_rag.testing.compliance import QUESTIONS, reference_index
 
     primary_server, primary_uri, standby_server = servers

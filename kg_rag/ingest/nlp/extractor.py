@@ -41,8 +41,8 @@ from kg_rag.ingest.nlp.mentions import (
 )
 from kg_rag.ingest.nlp.parse import Parse, mask_codes, unwrap_lines
 from kg_rag.model import Chunk
+from kg_rag.model.names import DEFAULT_ENTITY_TYPE, DEFAULT_RELATION_PATTERNS, RELATED, canonical_key
 from kg_rag.model.relation_types import RelationTyper
-from kg_rag.model.schema import DEFAULT_ENTITY_TYPE, DEFAULT_RELATION_PATTERNS, RELATED, canonical_key
 
 logger = logging.getLogger(__name__)
 

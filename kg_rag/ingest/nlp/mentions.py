@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from kg_rag.ingest.nlp.parse import Parse
-from kg_rag.model.schema import canonical_key
+from kg_rag.model.names import canonical_key
 
 LABELS = {
     "PERSON": "PERSON",

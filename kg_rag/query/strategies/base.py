@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from kg_rag.store.base import Expansion
+from kg_rag.errors import InputError
+from kg_rag.store.base import Expansion, VectorKind
 
 if TYPE_CHECKING:
     from kg_rag.query.workspace import Workspace
@@ -68,7 +69,7 @@ class Strategy:
     expansion from the seeds) and ``candidates`` (the best chunks by dense similarity and BM25). A stage whose
     output no strategy reads does not run (an unread expansion arrives empty)."""
 
-    def searches(self) -> tuple[tuple[str, int], ...]:
+    def searches(self) -> tuple[tuple[VectorKind, int], ...]:
         """The vector searches the strategy makes of its own, ``(kind, k)`` each (with the query's vector and no
         score floor): the ``searches`` stage runs them with the query's other searches, at once where the
         backend can. None by default."""
@@ -115,7 +116,7 @@ REGISTRY: dict[str, type[Strategy]] = {}
 def register_strategy(cls: type[Strategy]) -> type[Strategy]:
     """Make a strategy class selectable by its ``name`` (``QueryParams(strategy="name")``); usable as a decorator."""
     if not getattr(cls, "name", None):
-        raise ValueError("a strategy needs a non-empty name")
+        raise InputError("a strategy needs a non-empty name")
     REGISTRY[cls.name] = cls
     return cls
 
@@ -127,20 +128,20 @@ def make_strategy(value: Any) -> Strategy:
     if isinstance(value, str):
         cls = REGISTRY.get(value)
         if cls is None:
-            raise ValueError(f"unknown strategy {value!r}; registered: {', '.join(sorted(REGISTRY))}")
+            raise InputError(f"unknown strategy {value!r}; registered: {', '.join(sorted(REGISTRY))}")
         return cls()
     if isinstance(value, Mapping):
         knobs = dict(value)
         name = knobs.pop("name", None)
         cls = REGISTRY.get(name) if isinstance(name, str) else None
         if cls is None:
-            raise ValueError(f"unknown strategy {name!r}; registered: {', '.join(sorted(REGISTRY))}")
+            raise InputError(f"unknown strategy {name!r}; registered: {', '.join(sorted(REGISTRY))}")
         known = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
         unknown = sorted(set(knobs) - known)
         if unknown:
-            raise ValueError(f"unknown knob(s) for strategy {name}: {', '.join(unknown)}")
+            raise InputError(f"unknown knob(s) for strategy {name}: {', '.join(unknown)}")
         return cls(**knobs)
-    raise ValueError(f"strategy must be a name, a dict or a Strategy, got {type(value).__name__}")
+    raise InputError(f"strategy must be a name, a dict or a Strategy, got {type(value).__name__}")
 
 
 def rank_top(scores: np.ndarray, k: int, tiebreak: np.ndarray | None = None) -> np.ndarray:

@@ -9,7 +9,7 @@ import numpy as np
 
 from kg_rag.arrays import unique_ints
 from kg_rag.index.lexical import tokenize
-from kg_rag.model.schema import canonical_key
+from kg_rag.model.names import canonical_key
 from kg_rag.query.senses import common_noun, title_sense
 from kg_rag.query.strategies.base import Strategy, StrategyInput, StrategyOutput, check_number, register_strategy
 from kg_rag.store.base import Pairs
@@ -72,7 +72,7 @@ def without_kinds(
             return entities
     keep = np.ones(entities.size, dtype=bool)
     keep[linking] = [
-        not k or (bool(words := set(tokenize(n))) and words <= question_words) for n, k in zip(names, kind)
+        not k or (bool(words := set(tokenize(n or ""))) and words <= question_words) for n, k in zip(names, kind)
     ]
     return entities[keep]
 

@@ -18,6 +18,7 @@ from kg_rag.query.strategies.base import (
     rank_top,
     register_strategy,
 )
+from kg_rag.store.base import VectorKind
 
 I64 = np.int64
 
@@ -84,7 +85,7 @@ class PPR(Strategy):
                 problems += check_number(f"ppr.{knob}", getattr(self, knob), low=1, integer=True)
         return problems
 
-    def searches(self) -> tuple[tuple[str, int], ...]:
+    def searches(self) -> tuple[tuple[VectorKind, int], ...]:
         """The query's best facts (three times the seeds wanted: some are filtered out) and passages."""
         return (("facts", self.facts * 3), ("chunks", self.passages))
 
@@ -105,11 +106,11 @@ class PPR(Strategy):
                 break
             if rel is None or not ws.edge_filter.allows_type(rel.relation_type, rel.kind != EXTRACTED):
                 continue
-            handles = [ends.get(rel.source), ends.get(rel.target)]
-            if None in handles or any(h in blocked for h in handles):
+            head, tail = ends.get(rel.source), ends.get(rel.target)
+            if head is None or tail is None or head in blocked or tail in blocked:
                 continue
             used += 1
-            for h in handles:
+            for h in (head, tail):
                 weight[h] = max(weight.get(h, 0.0), score)
                 scores[h].append(score)
         for h, w in s.seeds.items():  # entities the caller insisted on (include_entities) keep full weight

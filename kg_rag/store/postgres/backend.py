@@ -19,9 +19,10 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
+import kg_rag.store.postgres.rows as R
+from kg_rag.errors import InputError
+from kg_rag.index.meta import IndexMeta
 from kg_rag.store.base import BackendInfo, VersionedBackend
-from kg_rag.store.meta import IndexMeta
-from kg_rag.store.postgres import rows as R
 from kg_rag.store.postgres.view import HNSW_MIN_EF, IVF_NPROBE, PostgresView
 
 __all__ = ["SEARCH_WORKERS", "PostgresBackend", "PostgresView"]
@@ -36,7 +37,7 @@ def _workers(raw: str) -> int:
     except ValueError:
         n = -1
     if n < 0:
-        raise ValueError(f"KG_RAG_PG_SEARCH_WORKERS must be a whole number of helper threads (0 or more), got {raw!r}")
+        raise InputError(f"KG_RAG_PG_SEARCH_WORKERS must be a whole number of helper threads (0 or more), got {raw!r}")
     return n
 
 

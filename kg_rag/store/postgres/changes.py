@@ -25,18 +25,19 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
+import kg_rag.store.postgres.rows as R
+from kg_rag.errors import InputError
 from kg_rag.index.build import chunk_text, entity_text, fact_text_of
 from kg_rag.index.embeddings import EmbeddingCache, model_id
-from kg_rag.ingest.report import IngestReport
+from kg_rag.model.change import REMOVED_KINDS, GraphChange, update_report
 from kg_rag.model.graph import KnowledgeGraph
+from kg_rag.model.names import DEFAULT_ENTITY_TYPE
 from kg_rag.model.records import chunk_from_record, chunk_to_record, entity_from_record, relation_from_record
-from kg_rag.model.schema import DEFAULT_ENTITY_TYPE
-from kg_rag.store.graph_store import REMOVED_KINDS, GraphChange, update_report
-from kg_rag.store.postgres import rows as R
+from kg_rag.model.report import IngestReport
 
 logger = logging.getLogger(__name__)
 
@@ -475,7 +476,7 @@ class RowChanges:
             self.embeddings, [text for _, _, text in needed], progress=self.progress, desc="embedding new text"
         )
         if self.meta.dim and matrix.shape[1] != self.meta.dim:
-            raise ValueError(
+            raise InputError(
                 f"{self.store}: the embeddings give {matrix.shape[1]}-dimensional vectors, the index holds "
                 f"{self.meta.dim}; use the index's embedding model"
             )
@@ -539,7 +540,7 @@ class RowChanges:
         for c in communities:
             before = c.entities
             c.stale = True
-            forget_report(c, present)
+            forget_report(c, cast(Any, present))  # what it reads of a graph: ``graph`` (present.graph)
             gone += [(c.id, k) for k in before if k not in present.graph]
             record = c.to_record()
             rows.append((c.id, c.level, R.jsonb(record), R.record_hash(record)))

@@ -20,6 +20,7 @@ import subprocess
 import time
 import warnings
 from pathlib import Path
+from typing import Any, cast
 
 from kg_rag.errors import ConfigurationError
 
@@ -105,7 +106,8 @@ class EmbeddedPostgres:
 
             entry = ensure_user_exists(RUN_AS_ROOT_USER)
             allow_traversal(self.pgdata)
-            os.chown(self.pgdata, entry.pw_uid, entry.pw_gid)
+            user = cast(Any, entry)  # a pwd entry
+            os.chown(self.pgdata, user.pw_uid, user.pw_gid)
             self._user = RUN_AS_ROOT_USER
 
     def _prepare(self) -> None:

@@ -16,7 +16,7 @@ evaluation/design-figures.md).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -107,7 +107,7 @@ class Postings:
     _at: np.ndarray | None = None
 
     @classmethod
-    def from_rows(cls, asked: Sequence[str], rows: list[tuple], k1p: float) -> Postings | None:
+    def from_rows(cls, asked: Iterable[str], rows: list[tuple], k1p: float) -> Postings | None:
         """The postings of :func:`postings_sql`'s rows (``None`` when there were too many to read)."""
         if any(row[2] is None for row in rows):  # a known word has postings: none came, they were too many
             return None
@@ -146,7 +146,7 @@ class Postings:
         if not use.any():
             return np.zeros(0, I64), np.zeros(0, F32)
         share = weight[self.term[use]] * self.tf[use] * self.k1p / self.norm[use]
-        if self._chunks is None:  # every text of the question sums over the same chunks: sorted once
+        if self._chunks is None or self._at is None:  # every text of the question sums over the same chunks: once
             self._chunks, self._at = np.unique(self.chunk, return_inverse=True)
         scores = np.bincount(self._at[use], weights=share, minlength=self._chunks.size).astype(F32)
         keep = scores > 0

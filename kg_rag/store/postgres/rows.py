@@ -13,12 +13,12 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+import kg_rag.store.postgres.tables as S
 from kg_rag.index.build import chunk_text
 from kg_rag.index.lexical import tokenize
+from kg_rag.index.meta import FORMAT, IndexMeta
+from kg_rag.model.names import RELATED
 from kg_rag.model.records import EXTRACTED, SYNONYM_KIND, relation_description
-from kg_rag.model.schema import RELATED
-from kg_rag.store.meta import FORMAT, IndexMeta
-from kg_rag.store.postgres import schema as S
 
 
 def record_hash(*parts: Any) -> str:

@@ -1,7 +1,7 @@
 """The PostgreSQL store: an index in a PostgreSQL schema, written transactionally, read by any number of
-processes (see :mod:`kg_rag.store.postgres.schema` for the tables).
+processes (see :mod:`kg_rag.store.postgres.tables` for the tables).
 
-Writes (all through :class:`~kg_rag.store.writer.IndexWriter`). Adding, replacing or deleting documents
+Writes (all through :class:`~kg_rag.indexing.writer.IndexWriter`). Adding, replacing or deleting documents
 (:meth:`PostgresStore.apply`) touches only the rows they contribute, in one transaction, without loading the
 graph (:mod:`~kg_rag.store.postgres.changes`). ``save(index)`` replaces the whole index: a first save bulk-loads
 it, a later one writes the rows whose hashes changed (:mod:`~kg_rag.store.postgres.sync`). Writers hold a
@@ -34,17 +34,25 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import numpy as np
 
-from kg_rag.errors import ConfigurationError, IndexFormatError, IndexNotFoundError, KGRagError, StoreError
+import kg_rag.store.postgres.rows as R
+import kg_rag.store.postgres.tables as S
+from kg_rag.errors import (
+    ConfigurationError,
+    IndexFormatError,
+    IndexNotFoundError,
+    InputError,
+    KGRagError,
+    StoreError,
+)
 from kg_rag.index.build import GraphIndex
+from kg_rag.index.meta import IndexMeta
 from kg_rag.index.vectors import VectorTable
-from kg_rag.ingest.report import IngestReport
+from kg_rag.model.change import GraphChange
 from kg_rag.model.graph import KnowledgeGraph
 from kg_rag.model.records import Chunk, chunk_from_record
-from kg_rag.store.graph_store import GraphChange, GraphStore
+from kg_rag.model.report import IngestReport
+from kg_rag.store.graph_store import GraphStore
 from kg_rag.store.locking import IndexLockedError, default_wait
-from kg_rag.store.meta import IndexMeta
-from kg_rag.store.postgres import rows as R
-from kg_rag.store.postgres import schema as S
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -63,7 +71,7 @@ def parse_location(location: str) -> tuple[str, str, str]:
     schema = S.check_schema_name(ours.get("kg_schema") or S.DEFAULT_SCHEMA)
     search = ours.get("kg_search", "auto")
     if search not in SEARCH_MODES:
-        raise ValueError(f"kg_search must be one of {', '.join(SEARCH_MODES)}, got {search!r}")
+        raise InputError(f"kg_search must be one of {', '.join(SEARCH_MODES)}, got {search!r}")
     # percent-encoded as libpq decodes (a space as %20: libpq reads "+" as a plus, so options=-c%20... kept working)
     query_text = urlencode(rest, safe="/", quote_via=quote)
     conninfo = urlunsplit((parts.scheme, parts.netloc, parts.path, query_text, parts.fragment))
@@ -150,7 +158,7 @@ class PostgresStore(GraphStore):
         self.conninfo, self.schema, parsed = parse_location(location)
         self.search = parsed if search is None else search
         if self.search not in SEARCH_MODES:
-            raise ValueError(f"search must be one of {', '.join(SEARCH_MODES)}, got {self.search!r}")
+            raise InputError(f"search must be one of {', '.join(SEARCH_MODES)}, got {self.search!r}")
         self._lock_key = _lock_key(self.schema)
         self._local = threading.local()
         self._guard = threading.RLock()

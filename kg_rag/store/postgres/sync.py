@@ -20,11 +20,12 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+import kg_rag.store.postgres.rows as R
+import kg_rag.store.postgres.tables as S
+from kg_rag.errors import InputError
 from kg_rag.index.build import GraphIndex
+from kg_rag.index.meta import IndexMeta
 from kg_rag.model.records import chunk_to_record
-from kg_rag.store.meta import IndexMeta
-from kg_rag.store.postgres import rows as R
-from kg_rag.store.postgres import schema as S
 
 logger = logging.getLogger(__name__)
 
@@ -83,7 +84,7 @@ class FullSave:
         if meta:
             stored_dim = int((meta.get("embedding") or {}).get("dim") or 0)
             if stored_dim and index.dim and stored_dim != index.dim:
-                raise ValueError(
+                raise InputError(
                     f"{self.store}: schema {s} holds {stored_dim}-dimensional vectors, this index has {index.dim}; "
                     "use another schema (?kg_schema=NAME) or the same embedding model"
                 )

@@ -22,13 +22,14 @@ import json
 import logging
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from kg_rag.errors import IndexFormatError
+from kg_rag.errors import IndexFormatError, InputError
 from kg_rag.index import vectors
 from kg_rag.index.lexical import tokenize
+from kg_rag.index.meta import IndexMeta
 from kg_rag.model.records import (
     Chunk,
     Entity,
@@ -48,7 +49,6 @@ from kg_rag.store.base import (
     TermScorer,
     VectorKind,
 )
-from kg_rag.store.meta import IndexMeta
 from kg_rag.store.postgres.lexical import (
     MAX_POSTINGS,
     Postings,
@@ -196,18 +196,19 @@ class PostgresView(QueryBackend):
             return cur.fetchall()
 
     # ------------------------------------------------------------------ meta
-    def _load_meta(self) -> dict[str, Any]:
+    def _metas(self) -> tuple[dict[str, Any], IndexMeta, BackendInfo]:
         if self._meta is None:
             self._meta = self.backend.meta(self.conn)
-        return self._meta[0]
+        return self._meta
+
+    def _load_meta(self) -> dict[str, Any]:
+        return self._metas()[0]
 
     def index_meta(self) -> IndexMeta:
-        self._load_meta()
-        return self._meta[1]
+        return self._metas()[1]
 
     def info(self) -> BackendInfo:
-        self._load_meta()
-        return self._meta[2]
+        return self._metas()[2]
 
     def _types(self) -> tuple[list[str], dict[str, int]]:
         return self.backend.type_names(self.conn, int(self._load_meta().get("version") or 0))
@@ -215,7 +216,7 @@ class PostgresView(QueryBackend):
     # ------------------------------------------------------------------ vectors
     def search(self, kind: VectorKind, query: np.ndarray, k: int, min_score: float | None = None) -> Hits:
         if kind not in _TABLES:
-            raise ValueError(f"unknown vector table {kind!r}")
+            raise InputError(f"unknown vector table {kind!r}")
         if k <= 0:
             return Hits.empty()
         q = _vec(query)
@@ -255,7 +256,9 @@ class PostgresView(QueryBackend):
 
         def own(key: tuple[str, Any]) -> Any:
             """The search ``key`` on this connection."""
-            return self._lexical_ahead(key[1]) if key[0] == "lexical" else self._vector_search(key[0], q, key[1])
+            if key[0] == "lexical":
+                return self._lexical_ahead(key[1])
+            return self._vector_search(cast(VectorKind, key[0]), q, key[1])
 
         def helper(key: tuple[str, Any]) -> Any:
             call = ("_lexical_ahead", key[1]) if key[0] == "lexical" else ("_vector_search", key[0], q, key[1])
@@ -343,7 +346,7 @@ class PostgresView(QueryBackend):
     def similarity(self, kind: VectorKind, query: np.ndarray, ids: np.ndarray) -> np.ndarray:
         table = _TABLES.get(kind)
         if table is None:
-            raise ValueError(f"unknown vector table {kind!r}")
+            raise InputError(f"unknown vector table {kind!r}")
         handles = _ids(ids)
         out = np.zeros(len(handles), dtype=F32)
         if not handles:
@@ -527,7 +530,8 @@ class PostgresView(QueryBackend):
             parts[4].append(np.asarray(pfwd, bool) if pfwd is not None else np.zeros(n, bool))
         cols = [np.concatenate(p) for p in parts]
         order = np.argsort(cols[0], kind="stable")
-        return Expansion(*(c[order] for c in cols))
+        nodes, hop, score, parent_edge, parent_forward = (c[order] for c in cols)
+        return Expansion(nodes, hop, score, parent_edge, parent_forward)
 
     def edges_of(self, entity_ids: np.ndarray, edge_filter: EdgeFilter, *, among: bool = False) -> EdgeSet:
         ids = sorted(set(_ids(entity_ids)))

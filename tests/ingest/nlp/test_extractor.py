@@ -9,9 +9,9 @@ import pytest
 from langchain_core.documents import Document
 
 from kg_rag.errors import ConfigurationError
+from kg_rag.indexing import index_documents
 from kg_rag.ingest.extract import ExtractionRun, ParsedRelation
 from kg_rag.ingest.nlp import NLPExtractor, load_pipeline, loading
-from kg_rag.ingest.pipeline import index_documents
 from kg_rag.model import Chunk, KnowledgeGraph
 
 TEXT = "Directive 2023-07 was issued by the Operations Board. Directive 2023-07 supersedes Directive 2019-03."

@@ -6,8 +6,8 @@ import json
 
 import numpy as np
 
-from kg_rag.bench import Seed003Reference, synthetic_index
 from kg_rag.cli import main
+from kg_rag.eval.bench import Seed003Reference, synthetic_index
 from kg_rag.query.engine import QueryEngine
 from kg_rag.query.params import get_preset
 

@@ -32,7 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kg_rag.model.schema import (
+from kg_rag.errors import InputError
+from kg_rag.fence import fenced
+from kg_rag.model.names import (
     DEFAULT_ENTITY_TYPES,
     DEFAULT_RELATION_PATTERNS,
     DEFAULT_RELATION_TYPES,
@@ -67,8 +69,6 @@ HUMAN_PROMPT = "Text:\n{text}"
 def extraction_text(text: str) -> str:
     """A chunk's text as the extraction prompts take it: inside the fence every kg-rag prompt uses, every
     spelling of its tags in the text defused, so a document cannot close it and write instructions after it."""
-    from kg_rag.context.fence import fenced
-
     return fenced(text)
 
 
@@ -108,9 +108,9 @@ class ExtractionSchema:
         object.__setattr__(self, "system_prompt", _prompt(self.system_prompt))
         object.__setattr__(self, "relation_patterns", _patterns(self.relation_patterns))
         if not isinstance(self.strict_vocabulary, bool):
-            raise ValueError(f"strict_vocabulary must be true or false, got {self.strict_vocabulary!r}")
+            raise InputError(f"strict_vocabulary must be true or false, got {self.strict_vocabulary!r}")
         if isinstance(self.gleaning, bool) or not isinstance(self.gleaning, int) or self.gleaning < 0:
-            raise ValueError(f"gleaning must be an integer >= 0, got {self.gleaning!r}")
+            raise InputError(f"gleaning must be an integer >= 0, got {self.gleaning!r}")
 
     # ------------------------------------------------------------------ reading
     @classmethod
@@ -120,21 +120,21 @@ class ExtractionSchema:
         kind = FILE_FORMATS.get(path.suffix.lower())
         if kind is None:
             got = repr(path.suffix) if path.suffix else "no suffix"
-            raise ValueError(f"{path}: a schema file is .yaml, .yml, .toml or .json, got {got}")
+            raise InputError(f"{path}: a schema file is .yaml, .yml, .toml or .json, got {got}")
         try:
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
-            raise ValueError(f"{path}: no such schema file") from None
+            raise InputError(f"{path}: no such schema file") from None
         except (OSError, UnicodeDecodeError) as exc:
-            raise ValueError(f"{path}: cannot read the schema file ({exc})") from None
+            raise InputError(f"{path}: cannot read the schema file ({exc})") from None
         try:
             data = _parse(text, kind)
         except ValueError as exc:
-            raise ValueError(f"{path}: not valid {kind.upper()}: {exc}") from None
+            raise InputError(f"{path}: not valid {kind.upper()}: {exc}") from None
         try:
             return cls.from_dict(data, base_dir=path.parent)
         except ValueError as exc:
-            raise ValueError(f"{path}: {exc}") from None
+            raise InputError(f"{path}: {exc}") from None
 
     @classmethod
     def from_dict(cls, data: Any, *, base_dir: str | Path | None = None) -> ExtractionSchema:
@@ -143,20 +143,20 @@ class ExtractionSchema:
         if data is None:
             data = {}
         if not isinstance(data, Mapping):
-            raise ValueError(f"the schema must be a mapping of settings, got {type(data).__name__}")
+            raise InputError(f"the schema must be a mapping of settings, got {type(data).__name__}")
         unknown = sorted(str(k) for k in data if k not in SCHEMA_KEYS)
         if unknown:
-            raise ValueError(f"unknown setting {', '.join(map(repr, unknown))}; known: {', '.join(SCHEMA_KEYS)}")
+            raise InputError(f"unknown setting {', '.join(map(repr, unknown))}; known: {', '.join(SCHEMA_KEYS)}")
         settings = {k: v for k, v in data.items() if v is not None}
         if "system_prompt" in settings and "system_prompt_file" in settings:
-            raise ValueError("give system_prompt or system_prompt_file, not both")
+            raise InputError("give system_prompt or system_prompt_file, not both")
         prompt_file = settings.pop("system_prompt_file", None)
         if prompt_file is not None:
             file = Path(base_dir or ".") / str(prompt_file)
             try:
                 settings["system_prompt"] = file.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
-                raise ValueError(f"system_prompt_file {file}: cannot read it ({exc.strerror or exc})") from None
+                raise InputError(f"system_prompt_file {file}: cannot read it ({exc.strerror or exc})") from None
         return cls(**settings)
 
     # ------------------------------------------------------------------ using
@@ -219,6 +219,13 @@ class ExtractionSchema:
         }
 
 
+def schema_key_of(extractor: Any) -> str | None:
+    """The key of the schema ``extractor`` extracts under (``None`` for no extractor, or one without a schema):
+    a document extracted under another key is extracted again."""
+    schema = getattr(extractor, "schema", None)
+    return schema.key() if schema is not None else None
+
+
 def load_schema(path: str | Path) -> ExtractionSchema:
     """:meth:`ExtractionSchema.from_file`."""
     return ExtractionSchema.from_file(path)
@@ -229,7 +236,7 @@ def _parse(text: str, kind: str) -> Any:
         try:
             return json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ValueError(str(exc)) from None
+            raise InputError(str(exc)) from None
     if kind == "toml":
         try:
             import tomllib
@@ -238,13 +245,13 @@ def _parse(text: str, kind: str) -> Any:
         try:
             return tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
-            raise ValueError(str(exc)) from None
+            raise InputError(str(exc)) from None
     import yaml
 
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ValueError(" ".join(str(exc).split())) from None
+        raise InputError(" ".join(str(exc).split())) from None
 
 
 def _types(value: Any, name: str) -> dict[str, str]:
@@ -254,33 +261,33 @@ def _types(value: Any, name: str) -> dict[str, str]:
     elif isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
         items = [(t, "") for t in value]
     else:
-        raise ValueError(f"{name} must be a list of types or a mapping type -> meaning, got {type(value).__name__}")
+        raise InputError(f"{name} must be a list of types or a mapping type -> meaning, got {type(value).__name__}")
     if not items:
-        raise ValueError(f"{name} is empty")
+        raise InputError(f"{name} is empty")
     out: dict[str, str] = {}
     for kind, meaning in items:
         if not isinstance(kind, str) or not kind.strip():
-            raise ValueError(f"{name}: a type must be a non-empty string, got {kind!r}")
+            raise InputError(f"{name}: a type must be a non-empty string, got {kind!r}")
         snake = upper_snake(kind)
         if kind != snake:
-            raise ValueError(f"{name}: {kind!r} is not UPPER_SNAKE (write {snake})")
+            raise InputError(f"{name}: {kind!r} is not UPPER_SNAKE (write {snake})")
         if meaning is None:
             meaning = ""
         if not isinstance(meaning, str):
-            raise ValueError(f"{name}: the meaning of {kind} must be text, got {type(meaning).__name__}")
+            raise InputError(f"{name}: the meaning of {kind} must be text, got {type(meaning).__name__}")
         if kind in out:
-            raise ValueError(f"{name}: {kind} is given twice")
+            raise InputError(f"{name}: {kind} is given twice")
         out[kind] = " ".join(meaning.split())
     return out
 
 
 def _patterns(value: Any) -> dict[str, str]:
     if not isinstance(value, Mapping):
-        raise ValueError(f"relation_patterns must be a mapping phrase -> type, got {type(value).__name__}")
+        raise InputError(f"relation_patterns must be a mapping phrase -> type, got {type(value).__name__}")
     out = {}
     for phrase, kind in value.items():
         if not isinstance(phrase, str) or not phrase.strip() or not isinstance(kind, str) or not kind.strip():
-            raise ValueError(f"relation_patterns: {phrase!r}: {kind!r} is not a phrase -> type pair of strings")
+            raise InputError(f"relation_patterns: {phrase!r}: {kind!r} is not a phrase -> type pair of strings")
         out[phrase] = kind
     return out
 
@@ -289,22 +296,22 @@ def _prompt(value: Any) -> str:
     """A system prompt that shows the vocabulary: both placeholders present, no other (a stray brace in a
     copied JSON example would otherwise fail at the first model call)."""
     if not isinstance(value, str) or not value.strip():
-        raise ValueError("system_prompt must be non-empty text")
+        raise InputError("system_prompt must be non-empty text")
     try:
         fields = {name for _, name, _, _ in string.Formatter().parse(value) if name is not None}
     except ValueError as exc:
-        raise ValueError(f"system_prompt: {exc} (write literal braces as {{{{ and }}}})") from None
+        raise InputError(f"system_prompt: {exc} (write literal braces as {{{{ and }}}})") from None
     unknown = sorted(fields - set(PLACEHOLDERS))
     if unknown:
         shown = ", ".join("{" + f + "}" for f in unknown)
-        raise ValueError(
+        raise InputError(
             f"system_prompt: unknown placeholder {shown}; only {{entity_types}} and {{relation_types}} are filled "
             "in (write literal braces as {{ and }})"
         )
     missing = [p for p in PLACEHOLDERS if p not in fields]
     if missing:
         shown = " and ".join("{" + p + "}" for p in missing)
-        raise ValueError(f"system_prompt must contain {shown}, where the schema's types are filled in")
+        raise InputError(f"system_prompt must contain {shown}, where the schema's types are filled in")
     return value
 
 

@@ -6,8 +6,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from kg_rag.model.names import clean_text, name_problem, shown_name
 from kg_rag.model.resolution import Resolution
-from kg_rag.model.schema import clean_text, name_problem, shown_name
 
 FILE_REASONS = {
     "unsupported_format": "unsupported format",
@@ -62,7 +62,7 @@ class IngestReport:
             self.example(reason, example)
 
     def refuses(self, kind: str, *names: str) -> bool:
-        """Whether one of ``names`` cannot be an entity (:func:`~kg_rag.model.schema.name_problem`: a
+        """Whether one of ``names`` cannot be an entity (:func:`~kg_rag.model.names.name_problem`: a
         placeholder such as "unknown", or a paragraph); if so it is counted as ``<problem>_<kind>``
         (``placeholder_entity``, ``long_name_member``) with the names as the example."""
         problem = next((found for found in map(name_problem, names) if found), None)

@@ -1,4 +1,4 @@
-"""``kg-rag demo`` (``kg_rag/cli/demo.py``): runs as a program, answers when a chat model is set, writes to the
+"""``kg-rag demo`` (``kg_rag/cli/tour.py``): runs as a program, answers when a chat model is set, writes to the
 PostgreSQL schema the URI names, and leaves no temporary folder behind.
 
 Issue 29, §2: ``kg-rag demo`` without ``--out`` leaves no temporary folder behind, also when it fails."""

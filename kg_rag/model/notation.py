@@ -12,11 +12,11 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from kg_rag.model.graph import KnowledgeGraph
+from kg_rag.model.names import upper_snake
 from kg_rag.model.records import Relation
-from kg_rag.model.schema import upper_snake
 
 if TYPE_CHECKING:
-    from kg_rag.query.types import GraphPath
+    from kg_rag.model.results import GraphPath
 
 _NOTATION = re.compile(r'->|<-|[\[\]|,"\\<>]|^[\s-]|\s$|^$')
 

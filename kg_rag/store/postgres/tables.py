@@ -26,6 +26,8 @@ import math
 import os
 import re
 
+from kg_rag.errors import InputError
+
 SCHEMA_VERSION = 1
 """The layout this release writes and reads (``meta.schema_version``)."""
 
@@ -51,9 +53,9 @@ _RESERVED = frozenset(
 def check_schema_name(name: str) -> str:
     """A schema name kg-rag can use in its SQL: an identifier that is not a reserved word."""
     if not isinstance(name, str) or not _IDENT.fullmatch(name):
-        raise ValueError(f"PostgreSQL schema name must match [a-z_][a-z0-9_]*, got {name!r}")
+        raise InputError(f"PostgreSQL schema name must match [a-z_][a-z0-9_]*, got {name!r}")
     if name in _RESERVED:
-        raise ValueError(f"PostgreSQL schema name {name!r} is an SQL reserved word; choose another, e.g. kg_{name}")
+        raise InputError(f"PostgreSQL schema name {name!r} is an SQL reserved word; choose another, e.g. kg_{name}")
     return name
 
 
@@ -63,7 +65,7 @@ def check_schema_owned(name: str) -> str:
     index an older release wrote into ``public`` can still be read, and copied out to a schema of its own."""
     check_schema_name(name)
     if name.startswith("pg_") or name in ("information_schema", "public"):
-        raise ValueError(
+        raise InputError(
             f"PostgreSQL schema {name!r} is a system or shared schema; kg-rag needs a schema of its own "
             "(dropping or replacing an index drops its schema; kg-rag copy moves an index to another)"
         )
@@ -111,7 +113,7 @@ def table_statements(schema: str, dim: int, *, foreign_keys: bool = True) -> lis
     """The extension, the schema and its tables (``IF NOT EXISTS``), with foreign keys inline or not."""
     s = check_schema_owned(schema)
     if not isinstance(dim, int) or isinstance(dim, bool) or not 0 < dim <= 16_000:
-        raise ValueError(f"vector dimension must be a positive integer up to 16000, got {dim!r}")
+        raise InputError(f"vector dimension must be a positive integer up to 16000, got {dim!r}")
 
     def ref(table: str, column: str) -> str:
         if not foreign_keys:
@@ -246,7 +248,7 @@ def vector_index_statement(schema: str, table: str, rows: int, dim: int) -> tupl
     product on normalised vectors = cosine); ``kind`` is ``ivfflat``, ``hnsw-halfvec`` or ``hnsw``."""
     s = check_schema_name(schema)
     if table not in VECTOR_TABLES:
-        raise ValueError(f"not a vector table: {table!r}")
+        raise InputError(f"not a vector table: {table!r}")
     if rows >= IVF_MIN_ROWS:
         return "ivfflat", (
             f"CREATE INDEX IF NOT EXISTS {table}_ivfflat ON {s}.{table} USING ivfflat (embedding vector_ip_ops) "
@@ -278,7 +280,7 @@ Version 1 is the first layout, so there is nothing to migrate yet; a later relea
 def migration_steps(schema: str, current: int) -> list[str]:
     """The statements that bring a schema at ``current`` up to :data:`SCHEMA_VERSION`."""
     if current > SCHEMA_VERSION:
-        raise ValueError(
+        raise InputError(
             f"the index in schema {schema!r} has schema version {current}, newer than this kg-rag "
             f"({SCHEMA_VERSION}); upgrade kg-rag"
         )

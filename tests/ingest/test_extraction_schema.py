@@ -8,7 +8,7 @@ import json
 import pytest
 
 from kg_rag.ingest import LLMExtractor
-from kg_rag.ingest.schema import SYSTEM_PROMPT, ExtractionSchema, load_schema
+from kg_rag.ingest.extraction_schema import SYSTEM_PROMPT, ExtractionSchema, load_schema
 
 YAML = """
 entity_types:

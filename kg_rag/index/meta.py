@@ -4,7 +4,7 @@ A directory keeps it in each generation's ``manifest.json``, PostgreSQL in its `
 fields (schema version, embedding model, dimension and type prefix, counts, communities). It is checked (types
 and ranges) before anything is sized from it: a crafted file claiming a billion-dimensional vector, or a count of
 the wrong type, ends in one :class:`~kg_rag.errors.IndexFormatError` naming the file, not in an allocation that
-gets the process killed. ``stats()`` and :class:`~kg_rag.store.base.BackendInfo` are derived from it in one place.
+gets the process killed. ``stats()`` and :class:`BackendInfo` are derived from it in one place.
 """
 
 from __future__ import annotations
@@ -24,6 +24,23 @@ MAX_COUNT = 2**40
 """Largest count a stored index may declare (a sanity bound: no real index is near it)."""
 COUNT_FIELDS = ("chunks", "documents", "entities", "relations", "synonym_links")
 _FAKE_MODEL = re.compile(r"DeterministicFakeEmbedding:(\d+)")
+
+
+@dataclass
+class BackendInfo:
+    """What a backend holds: counts, the embedding model the vectors come from, and its version."""
+
+    entities: int
+    relations: int
+    chunks: int
+    documents: int
+    dim: int
+    embedding_model: str
+    type_prefix: bool = True
+    version: str = ""
+    """Changes whenever the data changes (a generation name, a transaction counter)."""
+    relation_types: dict[str, int] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def check_version(where: str | Path, version: Any, supported: int) -> int:
@@ -178,10 +195,8 @@ class IndexMeta:
         out["generation"] = self.version
         return out
 
-    def info(self, **extra: Any) -> Any:
-        """The :class:`~kg_rag.store.base.BackendInfo` a query backend serving this index reports."""
-        from kg_rag.store.base import BackendInfo
-
+    def info(self, **extra: Any) -> BackendInfo:
+        """The :class:`BackendInfo` a query backend serving this index reports."""
         return BackendInfo(
             entities=self.entities,
             relations=self.relations,

@@ -1,11 +1,11 @@
-"""Names (``kg_rag/model/schema.py``): canonical keys merge spellings of one name and keep distinct names apart in
+"""Names (``kg_rag/model/names.py``): canonical keys merge spellings of one name and keep distinct names apart in
 every script; UPPER_SNAKE types; placeholder names."""
 
 from __future__ import annotations
 
 import pytest
 
-from kg_rag.model.schema import RELATED, canonical_key, upper_snake
+from kg_rag.model.names import RELATED, canonical_key, upper_snake
 
 
 @pytest.mark.parametrize("a, b", [("EO_14028", "eo 14028"), ("EO-14028.", "Eo  14028"), ("New\nYork", "new york")])
@@ -27,7 +27,7 @@ def test_upper_snake(raw, expected):
 
 
 def test_placeholder_names():
-    from kg_rag.model.schema import is_placeholder
+    from kg_rag.model.names import is_placeholder
 
     dropped = ["unknown", "Unknown", "UNKNOWN", " N/A ", "NULL", "None", "not specified", "it", "they", "her"]
     dropped += ["(unknown)", "Unknown.", "n.a.", "they."]

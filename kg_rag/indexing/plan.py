@@ -1,4 +1,4 @@
-"""Indexing documents into a graph that already holds some: the update rules that keep what cannot be redone.
+"""The rules of indexing documents into a graph that already holds some: what to extract, and what one run changes.
 
 * A document is identified by its id; one seen again **replaces** its earlier version (what the old version
   said and the new one does not is forgotten).
@@ -10,8 +10,9 @@
   So a failing LLM never shrinks the graph.
 * ``sync=True`` makes the graph hold exactly the given documents (others are removed); the default keeps them.
 
-:func:`index_documents` (and :func:`aindex_documents`) plan, extract and commit in that order, so an
-exception during extraction leaves ``kg`` untouched.
+:func:`plan_documents` decides (reading only what is stored), :func:`document_change` turns a plan and its
+extraction into one :class:`~kg_rag.model.change.GraphChange`; :class:`kg_rag.indexing.job.IndexJob` runs them,
+so an exception during extraction leaves the target untouched.
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kg_rag.ingest.report import IngestReport
+from kg_rag.ingest.extract import apply_extraction
 from kg_rag.model import Chunk, KnowledgeGraph
+from kg_rag.model.change import GraphChange
 from kg_rag.model.records import Document, document_from_record
-from kg_rag.store.graph_store import GraphChange, apply_to_graph
+from kg_rag.model.report import IngestReport
 
 
 @dataclass
@@ -90,7 +92,7 @@ class DocumentChanges:
 
 
 @dataclass
-class _Plan:
+class DocumentPlan:
     changed: dict[str, list[Chunk]]
     docs: dict[str, dict[str, Any]]
     retry: list[Chunk]
@@ -123,7 +125,7 @@ def _group(documents: Sequence[Any]) -> dict[str, dict[str, Any]]:
 
 
 @dataclass
-class _Stored:
+class Stored:
     """What planning reads about what is stored: document records, and the chunks of the documents asked about."""
 
     docs: dict[str, Document]
@@ -131,7 +133,7 @@ class _Stored:
     all_ids: list[str]
 
 
-def _stored(target: Any, doc_ids: list[str]) -> _Stored:
+def stored_catalog(target: Any, doc_ids: list[str]) -> Stored:
     """The catalog of an editable graph or of a store (:class:`~kg_rag.store.graph_store.GraphStore`): only the
     chunks of ``doc_ids`` are read, so planning an update never loads a stored graph."""
     if isinstance(target, KnowledgeGraph):
@@ -141,13 +143,13 @@ def _stored(target: Any, doc_ids: list[str]) -> _Stored:
             for chunk in target.chunks.values():
                 if chunk.doc_id in wanted:
                     chunks.setdefault(chunk.doc_id, []).append(chunk)
-            return _Stored(dict(target.docs), chunks, target.documents())
+            return Stored(dict(target.docs), chunks, target.documents())
     if not target.exists():
-        return _Stored({}, {}, [])
+        return Stored({}, {}, [])
     records = target.documents()
     docs = {str(r["id"]): document_from_record(r) for r in records}
     with_chunks = [d for d in doc_ids if d in docs]
-    return _Stored(docs, target.chunks_of(with_chunks) if with_chunks else {}, list(docs))
+    return Stored(docs, target.chunks_of(with_chunks) if with_chunks else {}, list(docs))
 
 
 def plan_documents(
@@ -160,11 +162,12 @@ def plan_documents(
     chunk_overlap: int = 24,
     sync: bool = False,
     schema_key: str | None = None,
-) -> _Plan:
+) -> DocumentPlan:
     """Decide, without touching ``target`` (a :class:`KnowledgeGraph` or a store), which documents are new,
-    changed or unchanged and what to extract. ``schema_key`` (:meth:`~kg_rag.ingest.schema.ExtractionSchema.key`):
-    a document extracted under another schema is extracted again."""
-    from kg_rag.ingest.documents import split_documents
+    changed or unchanged and what to extract. ``schema_key``
+    (:meth:`~kg_rag.ingest.extraction_schema.ExtractionSchema.key`): a document extracted under another schema is
+    extracted again."""
+    from kg_rag.ingest.documents import split_documents  # needs LangChain: the core imports without it
 
     chunking = f"{chunk_size}/{chunk_overlap}"
     grouped = _group(documents)
@@ -172,7 +175,7 @@ def plan_documents(
     changed: dict[str, list[Chunk]] = {}
     retry: list[Chunk] = []
     had_old: set[str] = set()
-    stored = _stored(target, list(grouped))
+    stored = stored_catalog(target, list(grouped))
     for doc_id, entry in grouped.items():
         old = stored.docs.get(doc_id)
         old_chunks = stored.chunks.get(doc_id) or []
@@ -201,18 +204,17 @@ def plan_documents(
         entry["extracted"] = extract
         entry["schema"] = schema_key if extract else None
     changes.chunks_retried = len(retry)
-    return _Plan(changed, grouped, retry, changes, had_old)
+    return DocumentPlan(changed, grouped, retry, changes, had_old)
 
 
-def document_change(plan: _Plan, run: Any, extractor: Any = None) -> tuple[DocumentChanges, GraphChange]:
+def document_change(plan: DocumentPlan, run: Any, extractor: Any = None) -> tuple[DocumentChanges, GraphChange]:
     """What a plan and its extraction run (``None`` when not extracting) change, by the module's rules, as one
-    :class:`~kg_rag.store.graph_store.GraphChange`: retried chunks merged, each changed document replaced
-    (unless its extraction failed and an old version exists), the others removed when syncing."""
-    from kg_rag.ingest.extract import apply_extraction
+    :class:`~kg_rag.model.change.GraphChange`: retried chunks merged, each changed document replaced
+        (unless its extraction failed and an old version exists), the others removed when syncing."""
 
     changes = plan.changes
-    change = GraphChange(report=IngestReport())
-    delta = change.report
+    delta = IngestReport()
+    change = GraphChange(report=delta)
     results = run.results if run is not None else {}
     failures = run.failures if run is not None else {}
     retried = KnowledgeGraph()
@@ -269,98 +271,7 @@ def document_change(plan: _Plan, run: Any, extractor: Any = None) -> tuple[Docum
     return changes, change
 
 
-def commit_documents(
-    kg: KnowledgeGraph,
-    plan: _Plan,
-    run: Any,
-    report: IngestReport,
-    extractor: Any = None,
-) -> DocumentChanges:
-    """Apply a plan and an extraction run (``None`` when not extracting) to ``kg`` (see the module rules)."""
-    with kg.lock:
-        plan.had_old = {d for d in plan.changed if d in kg.docs and any(c.doc_id == d for c in kg.chunks.values())}
-        changes, change = document_change(plan, run, extractor)
-        apply_to_graph(kg, report, change)
-    return changes
-
-
-def replace_documents(kg: KnowledgeGraph, fragment: KnowledgeGraph, report: IngestReport | None = None) -> dict:
-    """Every document in ``fragment`` replaces its earlier version in ``kg``; what the ingest report recorded
-    about the old version's chunks is forgotten too."""
-    return apply_to_graph(kg, report, GraphChange().replace(fragment))
-
-
-def forget_documents(kg: KnowledgeGraph, doc_ids: Sequence[str], report: IngestReport | None = None) -> dict:
-    """Remove documents and everything they contributed, including the report's record of their chunks."""
-    return apply_to_graph(kg, report, GraphChange().remove(doc_ids))
-
-
-def schema_key_of(extractor: Any) -> str | None:
-    schema = getattr(extractor, "schema", None)
-    return schema.key() if schema is not None else None
-
-
 def _first_error(error: BaseException | str) -> str:
     text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
     line = text.strip().splitlines()[0] if text.strip() else text
     return line[:200]
-
-
-def index_documents(
-    kg: KnowledgeGraph,
-    documents: Sequence[Any],
-    *,
-    extractor: Any = None,
-    report: IngestReport | None = None,
-    chunk_size: int = 512,
-    chunk_overlap: int = 24,
-    sync: bool = False,
-    progress: bool = False,
-    config: Any = None,
-) -> DocumentChanges:
-    """Index LangChain ``documents`` (from :func:`~kg_rag.ingest.documents.load_documents`) into ``kg`` by the
-    module's rules. ``extractor`` is an :class:`~kg_rag.ingest.extract.LLMExtractor`, or ``None`` to chunk only.
-    """
-    report = report if report is not None else IngestReport()
-    plan = plan_documents(
-        kg,
-        documents,
-        report,
-        extract=extractor is not None,
-        chunk_size=chunk_size,
-        chunk_overlap=chunk_overlap,
-        sync=sync,
-        schema_key=schema_key_of(extractor),
-    )
-    run = extractor.extract(plan.to_extract, progress=progress, config=config) if extractor is not None else None
-    return commit_documents(kg, plan, run, report, extractor)
-
-
-async def aindex_documents(
-    kg: KnowledgeGraph,
-    documents: Sequence[Any],
-    *,
-    extractor: Any = None,
-    report: IngestReport | None = None,
-    chunk_size: int = 512,
-    chunk_overlap: int = 24,
-    sync: bool = False,
-    progress: bool = False,
-    config: Any = None,
-) -> DocumentChanges:
-    """Async :func:`index_documents` (extraction through ``abatch_as_completed``)."""
-    report = report if report is not None else IngestReport()
-    plan = plan_documents(
-        kg,
-        documents,
-        report,
-        extract=extractor is not None,
-        chunk_size=chunk_size,
-        chunk_overlap=chunk_overlap,
-        sync=sync,
-        schema_key=schema_key_of(extractor),
-    )
-    run = None
-    if extractor is not None:
-        run = await extractor.aextract(plan.to_extract, progress=progress, config=config)
-    return commit_documents(kg, plan, run, report, extractor)

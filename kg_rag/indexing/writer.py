@@ -1,6 +1,6 @@
-"""The one write path: :class:`IndexWriter` adds, replaces and deletes documents, re-types relations, refreshes
-communities and saves whole indexes, under the store's writer lock. The CLI, the stores' own
-``replace_documents``/``delete_documents`` and :mod:`kg_rag.ingest.pipeline` all go through it.
+"""Writes to a store: :class:`IndexWriter` indexes documents (through :class:`~kg_rag.indexing.job.IndexJob`),
+replaces and deletes them, re-types relations, refreshes communities and saves whole indexes, under the store's
+writer lock. The CLI and the Python API go through it.
 
 Each write is atomic: one new generation in a directory, one transaction in PostgreSQL (where adding, replacing
 or deleting a document touches only the rows it contributes). Used as a context manager, a writer holds the
@@ -19,13 +19,17 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import ExitStack
 from typing import Any
 
-from kg_rag.errors import EntityResolutionError, IndexNotFoundError
-from kg_rag.ingest.report import IngestReport
+from kg_rag.communities import refresh_communities
+from kg_rag.errors import EntityResolutionError, IndexNotFoundError, InputError
+from kg_rag.index.meta import IndexMeta
+from kg_rag.indexing.job import IndexJob, StoreTarget
+from kg_rag.indexing.plan import DocumentChanges, DocumentPlan
+from kg_rag.model.change import GraphChange, resolve_change
 from kg_rag.model.graph import KnowledgeGraph
+from kg_rag.model.names import canonical_key
+from kg_rag.model.report import IngestReport
 from kg_rag.model.resolution import MANUAL, Merge, Resolution, merge_entities, resolve_graph, split_entity
-from kg_rag.model.schema import canonical_key
-from kg_rag.store.graph_store import GraphChange, GraphStore, refreshed
-from kg_rag.store.meta import IndexMeta
+from kg_rag.store.graph_store import GraphStore, refreshed
 
 logger = logging.getLogger(__name__)
 
@@ -36,7 +40,7 @@ class IndexWriter:
 
     def __init__(self, store: GraphStore, embeddings: Any = None, *, wait: float | None = None, progress: bool = False):
         if not isinstance(store, GraphStore):
-            raise ValueError(f"store must be a kg_rag GraphStore, got {type(store).__name__}")
+            raise InputError(f"store must be a kg_rag GraphStore, got {type(store).__name__}")
         self.store = store
         self.embeddings = embeddings
         self.wait = wait
@@ -63,7 +67,7 @@ class IndexWriter:
 
     def _embeddings(self) -> Any:
         if self.embeddings is None:
-            raise ValueError("this write embeds new text: give IndexWriter the index's embeddings")
+            raise InputError("this write embeds new text: give IndexWriter the index's embeddings")
         return self.embeddings
 
     # ------------------------------------------------------------------ what is stored
@@ -116,14 +120,7 @@ class IndexWriter:
             )
 
     def _resolve_fragments(self, change: GraphChange) -> None:
-        stored = self.decisions() if change.fragments else Resolution()
-        if not stored.merges:
-            return
-        resolution = Resolution.from_dict(stored.to_dict())
-        touched = [key for fragment in change.fragments for key in resolve_graph(fragment, resolution)]
-        if touched:
-            change.report = change.report or IngestReport()
-            change.report.resolution.update(Resolution(merges={k: resolution.merges[k] for k in touched}))
+        resolve_change(change, self.decisions() if change.fragments else Resolution())
 
     def replace_documents(self, fragment: KnowledgeGraph, *, report: IngestReport | None = None) -> dict[str, int]:
         """Add the documents of ``fragment``; each one already stored is replaced (what its old version said
@@ -134,14 +131,8 @@ class IndexWriter:
         """Remove documents and everything they contributed (communities included: changed ones lose their
         report); no older version keeps the text. Unknown ids raise ``KeyError`` naming them, before anything
         changes."""
-        ids = list(dict.fromkeys(str(d) for d in doc_ids))
         with self._locked():
-            known = {str(d["id"]) for d in self.documents(ids)}
-            missing = [d for d in ids if d not in known]
-            if missing:
-                shown = ", ".join(map(repr, missing[:5])) + (" ..." if len(missing) > 5 else "")
-                raise KeyError(f"no document {shown} in {self.store}")
-            return self.apply(GraphChange(forget=True).remove(ids))
+            return self.store.delete_documents(doc_ids, self._embeddings(), wait=self.wait)
 
     def edit(self, fn: Callable[[Any], Any], *, synonym_threshold: float | None = None) -> Any:
         """A change of the whole graph (re-typing, an OpenIE import that re-types the corpus): load the index,
@@ -220,8 +211,6 @@ class IndexWriter:
     ) -> tuple[Any, Any, Any]:
         """Detect communities and write the reports that are missing or stale (all of them with ``rebuild``);
         stores them only when something changed. Returns ``(communities, stats, graph)``."""
-        from kg_rag.communities import refresh_communities
-
         with self._locked():
             index = self.store.load()
             previous = index.communities
@@ -232,35 +221,9 @@ class IndexWriter:
                 self.store.write_communities(communities)
         return communities, stats, index.kg
 
-    # ------------------------------------------------------------------ documents (the ingest pipeline)
-    def plan_documents(self, documents: Sequence[Any], *, extract: bool, **settings: Any) -> Any:
-        """Which documents are new, changed or unchanged against what is stored, and what to extract
-        (:func:`kg_rag.ingest.pipeline.plan_documents`; ``settings``: chunk_size, chunk_overlap, sync, schema_key)."""
-        from kg_rag.ingest.pipeline import plan_documents
-
-        with self._locked():
-            return plan_documents(self.store, documents, self.store_report(), extract=extract, **settings)
-
+    # ------------------------------------------------------------------ documents (the write path)
     def store_report(self) -> IngestReport:
         return self.store.read_report() if self.store.exists() else IngestReport()
-
-    def commit(
-        self,
-        plan: Any,
-        run: Any = None,
-        extractor: Any = None,
-        *,
-        type_prefix: bool | None = None,
-        synonym_threshold: float | None = None,
-    ) -> Any:
-        """Write a plan and its extraction run (``None`` when not extracting) in one atomic change; returns the
-        :class:`~kg_rag.ingest.pipeline.DocumentChanges`."""
-        from kg_rag.ingest.pipeline import document_change
-
-        changes, change = document_change(plan, run, extractor)
-        with self._locked():
-            self.apply(change, type_prefix=type_prefix, synonym_threshold=synonym_threshold)
-        return changes
 
     def index_documents(
         self,
@@ -273,22 +236,15 @@ class IndexWriter:
         config: Any = None,
         type_prefix: bool | None = None,
         synonym_threshold: float | None = None,
-    ) -> Any:
-        """Index LangChain ``documents`` into the store by the rules of :mod:`kg_rag.ingest.pipeline` (unchanged
-        documents cost nothing, a failing LLM never shrinks the graph, ``sync`` removes the others)."""
-        with self._locked():
-            from kg_rag.ingest.pipeline import schema_key_of
-
-            plan = self.plan_documents(
-                documents,
-                extract=extractor is not None,
-                chunk_size=chunk_size,
-                chunk_overlap=chunk_overlap,
-                sync=sync,
-                schema_key=schema_key_of(extractor),
-            )
-            run = extractor.extract(plan.to_extract, progress=self.progress, config=config) if extractor else None
-            return self.commit(plan, run, extractor, type_prefix=type_prefix, synonym_threshold=synonym_threshold)
+        guard: Callable[[DocumentPlan], None] | None = None,
+    ) -> DocumentChanges:
+        """Index LangChain ``documents`` into the store by the rules of :mod:`kg_rag.indexing.plan` (unchanged
+        documents cost nothing, a failing LLM never shrinks the graph, ``sync`` removes the others): one
+        :class:`~kg_rag.indexing.job.IndexJob`, with the lock held from planning to writing. ``guard`` sees the
+        plan before anything is extracted and may raise to refuse it."""
+        job = IndexJob(documents, extractor, chunk_size, chunk_overlap, sync, self.progress, config)
+        target = StoreTarget(self, type_prefix=type_prefix, synonym_threshold=synonym_threshold)
+        return job.run(target, guard=guard)
 
 
 def _entity_key(kg: KnowledgeGraph, name: str, resolution: Resolution) -> str:

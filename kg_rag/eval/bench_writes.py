@@ -1,10 +1,10 @@
 """Write benchmarks on PostgreSQL: ``kg-rag bench --store postgres --writes`` and ``--replica``.
 
-``--writes`` saves a synthetic graph (``kg_rag.bench``) into a new schema and reports:
+``--writes`` saves a synthetic graph (``kg_rag.eval.bench``) into a new schema and reports:
 
 - the first save (bulk ``COPY``, constraints, each HNSW build, vacuum);
 - adding one 20-chunk document and deleting it again, each in a fresh writer process through
-  :class:`~kg_rag.store.writer.IndexWriter` (half its entities already stored, so merges are exercised): the
+  :class:`~kg_rag.indexing.writer.IndexWriter` (half its entities already stored, so merges are exercised): the
   process's peak resident memory and the write's wall time without embedding (``fake`` embeddings of the
   index's dimension; the embedding time is reported apart);
 - ``trials`` rounds of two concurrent writer processes adding a document each while eight reader threads query
@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from kg_rag.bench import peak_rss_mb
+from kg_rag.eval.bench import peak_rss_mb
 from kg_rag.model.graph import KnowledgeGraph
 from kg_rag.model.records import Chunk
 
@@ -69,8 +69,8 @@ def write_child(uri: str, mode: str, doc_id: str, dim: int, n_entities: int) -> 
     """One write in this (fresh) process: ``add`` or ``delete`` ``doc_id``; its timings and peak memory."""
     from langchain_core.embeddings import DeterministicFakeEmbedding
 
+    from kg_rag.indexing.writer import IndexWriter
     from kg_rag.store.postgres import PostgresStore
-    from kg_rag.store.writer import IndexWriter
 
     store = PostgresStore(uri)
     writer = IndexWriter(store, DeterministicFakeEmbedding(size=dim), wait=600)
@@ -96,7 +96,7 @@ def write_child(uri: str, mode: str, doc_id: str, dim: int, n_entities: int) -> 
 
 
 def _run_child(uri: str, mode: str, doc_id: str, dim: int, n_entities: int) -> subprocess.Popen:
-    argv = [sys.executable, "-m", "kg_rag.bench_writes", "--write", uri, mode, doc_id, str(dim), str(n_entities)]
+    argv = [sys.executable, "-m", "kg_rag.eval.bench_writes", "--write", uri, mode, doc_id, str(dim), str(n_entities)]
     return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -138,7 +138,7 @@ class Readers:
                 raise AssertionError(f"{d}: {present} of {DOC_CHUNKS} chunks visible")
 
     def _run(self, n: int) -> None:
-        from kg_rag.bench import _VectorsOnly
+        from kg_rag.eval.bench import _VectorsOnly
         from kg_rag.query.engine import QueryEngine
 
         engine = QueryEngine(self.backend, _VectorsOnly())
@@ -206,7 +206,7 @@ def _schema_uri(pg_uri: str) -> tuple[str, bool]:
 
 def _prepare(uri: str, reuse: bool, n_entities: int, n_edges: int, dim: int, n_queries: int) -> tuple[dict, Any]:
     """Generate and save the synthetic graph (unless reused); returns the figures and query vectors."""
-    from kg_rag.bench import database_mb, synthetic_index
+    from kg_rag.eval.bench import database_mb, synthetic_index
     from kg_rag.index.embeddings import model_id
     from kg_rag.store.postgres import PostgresStore
 
@@ -288,6 +288,7 @@ def run_write_benchmark(
     keep: bool = False,
 ) -> dict[str, Any]:
     """``kg-rag bench --store postgres --writes`` (see the module docstring)."""
+    from kg_rag.indexing.writer import IndexWriter
     from kg_rag.store.postgres import PostgresStore
     from kg_rag.store.postgres.embedded import EmbeddedPostgres
 
@@ -307,7 +308,7 @@ def run_write_benchmark(
                     from langchain_core.embeddings import DeterministicFakeEmbedding
 
                     added = result["concurrency"]["added_documents"]
-                    PostgresStore(uri).delete_documents(added, DeterministicFakeEmbedding(size=dim))
+                    IndexWriter(PostgresStore(uri), DeterministicFakeEmbedding(size=dim)).delete_documents(added)
                 result["schema_uri"] = uri
             else:
                 PostgresStore(uri).drop()
@@ -321,8 +322,8 @@ def run_replica_benchmark(
     n_entities: int, n_edges: int, *, dim: int = 384, trials: int = 10, n_queries: int = 50, workdir: str | None = None
 ) -> dict[str, Any]:
     """``kg-rag bench --store postgres --replica`` (see the module docstring)."""
-    from kg_rag.bench import _VectorsOnly
     from kg_rag.context import format_context
+    from kg_rag.eval.bench import _VectorsOnly
     from kg_rag.query.engine import QueryEngine
     from kg_rag.store.postgres import PostgresStore
     from kg_rag.store.postgres.embedded import EmbeddedPostgres

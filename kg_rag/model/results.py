@@ -105,7 +105,7 @@ class RetrievalResult:
     """Things the caller should know (an unknown edge type or entity name in a filter, an empty index)."""
     context: str = ""
     """The formatted context, not yet fenced: data lines are prefixed, but a ``</context>`` a document holds is
-    kept as written, so the text stays what the index holds. Fence it (:func:`kg_rag.context.fence.fenced`, as
+    kept as written, so the text stays what the index holds. Fence it (:func:`kg_rag.fence.fenced`, as
     the answer prompt and every agent tool do) before putting it into a prompt of your own."""
     section_tokens: dict[str, int] = field(default_factory=dict)
     formatted: Any = None

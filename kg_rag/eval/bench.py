@@ -26,10 +26,11 @@ from typing import Any
 
 import numpy as np
 
+from kg_rag.errors import InputError
 from kg_rag.index.build import GraphIndex
 from kg_rag.index.vectors import VectorTable
-from kg_rag.ingest.report import IngestReport
 from kg_rag.model.graph import KnowledgeGraph
+from kg_rag.model.report import IngestReport
 from kg_rag.query.params import get_preset
 
 logger = logging.getLogger(__name__)
@@ -104,7 +105,7 @@ def synthetic_index(
     ``model`` names the embedding model the index records and keys its text hashes by, so that writes with that
     model (``fake:DIM`` in the write benchmark) embed only the text they add, as on a real index."""
     if n_entities < 2 or n_edges < 1:
-        raise ValueError("need at least 2 entities and 1 edge")
+        raise InputError("need at least 2 entities and 1 edge")
     rng = np.random.default_rng(seed)
     # power-law popularity: Zipf ranks over a random permutation of the entities
     popularity = 1.0 / np.arange(1, n_entities + 1) ** 0.8
@@ -358,9 +359,9 @@ def run_benchmark(
     from kg_rag.store.directory import save_index
 
     if store not in ("directory", "postgres"):
-        raise ValueError(f"store must be directory or postgres, got {store!r}")
+        raise InputError(f"store must be directory or postgres, got {store!r}")
     if not strategies:
-        raise ValueError("name at least one strategy")
+        raise InputError("name at least one strategy")
     t0 = time.perf_counter()
     synth = synthetic_index(n_entities, n_edges, dim=dim, n_queries=n_queries)
     result: dict[str, Any] = {
@@ -391,7 +392,9 @@ def run_benchmark(
 
 
 def _serve_in_child(args: list[str]) -> dict[str, Any]:
-    child = subprocess.run([sys.executable, "-m", "kg_rag.bench", *args], capture_output=True, text=True, timeout=3600)
+    child = subprocess.run(
+        [sys.executable, "-m", "kg_rag.eval.bench", *args], capture_output=True, text=True, timeout=3600
+    )
     if child.returncode != 0:
         raise RuntimeError(f"benchmark load process failed: {child.stderr.strip()[-500:]}")
     return json.loads(child.stdout.strip().splitlines()[-1])

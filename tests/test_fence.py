@@ -1,4 +1,4 @@
-"""The context fence (``kg_rag/context/fence.py``): no spelling of the closing tag inside the data ends it."""
+"""The context fence (``kg_rag/fence.py``): no spelling of the closing tag inside the data ends it."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ import pytest
 
 from kg_rag.cli import main
 from kg_rag.errors import IndexFormatError
-from kg_rag.store.meta import MAX_DIM, IndexMeta
+from kg_rag.index.meta import MAX_DIM, IndexMeta
 
 HUGE_MODEL = "DeterministicFakeEmbedding:2000000000"
 
