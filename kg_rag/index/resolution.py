@@ -167,9 +167,9 @@ def find_candidates(index: GraphIndex, resolution: Resolution | None = None, emb
     if embeddings is not None and proposals:
         involved = sorted({k for key, into, _ in proposals for k in (key, into)})
         texts = [_name_text(name[k], nodes[k]["entity_type"]) for k in involved]
-        found = np.asarray(embeddings.embed_documents(texts), dtype=np.float32)
-        found /= np.maximum(np.linalg.norm(found, axis=1, keepdims=True), 1e-12)
-        named.update(zip(involved, found))
+        unit = np.asarray(embeddings.embed_documents(texts), dtype=np.float32)
+        unit /= np.maximum(np.linalg.norm(unit, axis=1, keepdims=True), 1e-12)
+        named.update(zip(involved, unit))
     out: list[Candidate] = []
     resolution = resolution or Resolution()
     acronym_best: dict[str, list[Candidate]] = {}

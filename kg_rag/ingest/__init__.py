@@ -23,10 +23,6 @@ _LAZY = {
     "ExtractionSchema": "kg_rag.ingest.extraction_schema",
     "load_schema": "kg_rag.ingest.extraction_schema",
     "estimate_extraction": "kg_rag.ingest.cost",
-    # the write path lives in kg_rag.indexing (a layer above); these two names stay here for callers of the
-    # earlier API, resolved only when asked for
-    "index_documents": "kg_rag.indexing.job",
-    "aindex_documents": "kg_rag.indexing.job",
 }
 
 
