@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from kg_rag.errors import IndexFormatError
+from kg_rag.store.rowfile import RowFile, read_npy_header
 
 
 def fsync_dir(path: Path) -> None:
@@ -149,16 +150,12 @@ def npy_header(path: Path) -> tuple[tuple[int, ...], np.dtype, int]:
     """``(shape, dtype, data offset)`` of a ``.npy`` file from its header alone, checked against the file's size
     before anything is allocated: a header re-signed in the manifest that claims ``(10**11, 64)`` is an
     :class:`IndexFormatError`, not a 6 TB allocation. Object arrays (pickles) and Fortran order are refused."""
-    fmt = np.lib.format
     try:
         with open(path, "rb") as fh:
-            version = fmt.read_magic(fh)
-            if version == (1, 0):
-                shape, fortran, dtype = fmt.read_array_header_1_0(fh)
-            elif version == (2, 0):
-                shape, fortran, dtype = fmt.read_array_header_2_0(fh)
-            else:
+            version, header = read_npy_header(fh)
+            if header is None:
                 raise IndexFormatError(path, f"unsupported .npy format version {version[0]}.{version[1]}")
+            shape, fortran, dtype = header
             offset = fh.tell()
             size = os.fstat(fh.fileno()).st_size
     except FileNotFoundError as exc:
@@ -201,8 +198,6 @@ def read_npy(path: Path, rows: int | None = None, dim: int | None = None) -> np.
         raise IndexFormatError(path, f"vectors have {shape[1]} dimensions, the manifest says {dim}")
     try:
         if offset + shape[0] * shape[1] * dtype.itemsize >= MMAP_MIN_BYTES:
-            from kg_rag.store.rowfile import RowFile
-
             return RowFile(path, offset, (shape[0], shape[1]), dtype)  # type: ignore[return-value]
         return np.load(path, allow_pickle=False)
     except (ValueError, OSError, EOFError) as exc:

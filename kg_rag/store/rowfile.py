@@ -18,6 +18,18 @@ import numpy as np
 from kg_rag.errors import InputError
 
 
+def read_npy_header(fh: Any) -> tuple[tuple[int, int], tuple[tuple[int, ...], bool, np.dtype] | None]:
+    """The format version of an open ``.npy`` file and its header ``(shape, fortran_order, dtype)``, read without
+    unpickling anything; the header is ``None`` for a version NumPy's reader does not know (1.0 and 2.0 only)."""
+    fmt = np.lib.format
+    version = fmt.read_magic(fh)
+    if version == (1, 0):
+        return version, fmt.read_array_header_1_0(fh)
+    if version == (2, 0):
+        return version, fmt.read_array_header_2_0(fh)
+    return version, None
+
+
 class RowFile:
     """A read-only 2-D float32 ``.npy`` matrix read row-wise with ``pread`` (numpy-like where kg-rag needs it)."""
 
@@ -36,14 +48,10 @@ class RowFile:
     def open(cls, path: str | Path) -> RowFile:
         """Parse the ``.npy`` header (never unpickles) and open the file for row reads."""
         with open(path, "rb") as fh:
-            fmt = np.lib.format
-            version = fmt.read_magic(fh)
-            if version == (1, 0):
-                shape, fortran, dtype = fmt.read_array_header_1_0(fh)
-            elif version == (2, 0):
-                shape, fortran, dtype = fmt.read_array_header_2_0(fh)
-            else:
+            version, header = read_npy_header(fh)
+            if header is None:
                 raise InputError(f"{path}: unsupported .npy format version {version}")
+            shape, fortran, dtype = header
             offset = fh.tell()
         if fortran or len(shape) != 2 or dtype.hasobject:
             raise InputError(f"{path}: expected a C-ordered 2-D numeric array")
