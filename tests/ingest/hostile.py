@@ -9,6 +9,20 @@ import zipfile
 TEXT_OPS = b"BT /F1 12 Tf 72 720 Td (Hello) Tj ET\n"
 
 
+def serialise_pdf(objects: list[bytes]) -> bytes:
+    """A PDF file of ``objects`` (numbered from 1), with its cross-reference table and trailer."""
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for i, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += f"{i} 0 obj\n".encode() + body + b"\nendobj\n"
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return bytes(out)
+
+
 def pdf(pages: list[list[bytes]]) -> bytes:
     """A PDF with one page per item of ``pages``, each page's ``/Contents`` the given (already Flate-compressed)
     streams, drawn in Helvetica."""
@@ -31,16 +45,7 @@ def pdf(pages: list[list[bytes]]) -> bytes:
     objects[1] = (
         b"<< /Type /Pages /Kids [" + " ".join(f"{k} 0 R" for k in kids).encode() + b"] /Count %d >>" % len(kids)
     )
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for i, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += f"{i} 0 obj\n".encode() + body + b"\nendobj\n"
-    xref = len(out)
-    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
-    out += b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
-    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    return bytes(out)
+    return serialise_pdf(objects)
 
 
 def inflating_stream(size: int) -> bytes:

@@ -8,6 +8,8 @@ import pytest
 from kg_rag.ingest import IngestReport, load_documents, split_documents
 from kg_rag.tokens import count_tokens
 
+from .hostile import serialise_pdf
+
 
 def tiny_pdf(text: str) -> bytes:
     """A one-page PDF with ``text`` drawn in Helvetica (written by hand, so no PDF writer is needed)."""
@@ -20,16 +22,7 @@ def tiny_pdf(text: str) -> bytes:
         b"<< /Length " + str(len(stream)).encode() + b" >>\nstream\n" + stream + b"\nendstream",
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for i, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += f"{i} 0 obj\n".encode() + body + b"\nendobj\n"
-    xref = len(out)
-    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
-    out += b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
-    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    return bytes(out)
+    return serialise_pdf(objects)
 
 
 def test_load_text_markdown_and_pdf(tmp_path):
