@@ -22,6 +22,20 @@ SCREENSHOT = REPO / "docs" / "explorer.png"
 IDLE = "window.kgExplorer && !kgExplorer.busy && kgExplorer.settled && kgExplorer.drawn > {n}"
 
 
+def ask(browser, explorer_url: str, question: str):
+    """A new 1500 x 900 page on the explorer that has asked ``question`` and drawn the answer; the page and the
+    list its JavaScript errors go to."""
+    page = browser.new_page(viewport={"width": 1500, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(explorer_url + "/")
+    page.wait_for_function("document.getElementById('counts').textContent.includes('entities')")
+    page.fill("#question", question)
+    page.click("#ask-button")
+    page.wait_for_function(IDLE.format(n=0), timeout=60_000)
+    return page, errors
+
+
 def drawn_edges(page) -> list[dict]:
     return page.evaluate(
         """() => { const label = {}; kgExplorer.nodes.get().forEach(n => { label[n.id] = n.label; });
@@ -54,14 +68,7 @@ def test_explorer_draws_what_the_retriever_returned(chromium, musique_index, exp
         # Playwright gives every launch a fresh temporary profile (the --user-data-dir of the flags that work here)
         browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
         try:
-            page = browser.new_page(viewport={"width": 1500, "height": 900})
-            errors: list[str] = []
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
-            page.goto(explorer_url + "/")
-            page.wait_for_function("document.getElementById('counts').textContent.includes('entities')")
-            page.fill("#question", question)
-            page.click("#ask-button")
-            page.wait_for_function(IDLE.format(n=0), timeout=60_000)
+            page, errors = ask(browser, explorer_url, question)
             assert page.evaluate("kgExplorer.lastError") is None
 
             # the drawn edges are the CLI's relations (ids, direction, type) plus the steps of its paths

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import CHROMIUM_FLAGS
-from .test_browser import IDLE, drawn_edges
+from .test_browser import IDLE, ask, drawn_edges
 
 pytestmark = [pytest.mark.browser, pytest.mark.shared_data]
 playwright_api = pytest.importorskip("playwright.sync_api", reason="the browser test needs playwright (test extra)")
@@ -64,14 +64,7 @@ def test_the_explorer_is_readable(chromium, musique_index, explorer_url, tmp_pat
     with playwright_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
         try:
-            page = browser.new_page(viewport={"width": 1500, "height": 900})
-            errors: list[str] = []
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
-            page.goto(explorer_url + "/")
-            page.wait_for_function("document.getElementById('counts').textContent.includes('entities')")
-            page.fill("#question", first_q)
-            page.click("#ask-button")
-            page.wait_for_function(IDLE.format(n=0), timeout=60_000)
+            page, errors = ask(browser, explorer_url, first_q)
             canvas = page.locator("#graph canvas").bounding_box()
             png = page.screenshot(path=str(shots / "explorer-question.png"))
 
