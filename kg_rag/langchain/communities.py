@@ -223,7 +223,9 @@ _CITE = re.compile(r"\[c:([^\]\s]+)\]")
 def _pack(reports: Sequence[Community], batch_tokens: int) -> list[str]:
     """Reports (best rated first), rendered as the context's Communities section renders them, packed into
     fenced batches of at most about ``batch_tokens`` tokens each (a longer report is cut to whole lines)."""
-    batches, current, used = [], [], 0
+    batches: list[str] = []
+    current: list[str] = []
+    used = 0
     for c in sorted(reports, key=lambda c: (-c.rating, c.id)):
         lines = community_block(c)
         while len(lines) > 1 and count_tokens("\n".join(lines)) > batch_tokens:
