@@ -343,7 +343,8 @@ def build_global_search(
 
     graph = StateGraph(GlobalState)
     graph.add_node("prepare", RunnableLambda(prepare, name="kg-rag global prepare"))
-    graph.add_node("map", RunnableLambda(map_batch, afunc=amap_batch, name="kg-rag global map"))
+    # a Send payload (a plain dict) is this node's input; langgraph types node inputs as state schemas only
+    graph.add_node("map", RunnableLambda(map_batch, afunc=amap_batch, name="kg-rag global map"))  # type: ignore[type-var]
     graph.add_node("reduce", RunnableLambda(reduce, afunc=areduce, name="kg-rag global reduce"))
     graph.add_edge(START, "prepare")
     graph.add_conditional_edges("prepare", fan_out, ["map"])
