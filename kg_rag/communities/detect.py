@@ -14,7 +14,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from kg_rag.communities.model import Community, CommunitySet, community_id
 from kg_rag.errors import InputError
@@ -23,7 +23,18 @@ from kg_rag.model.records import EXTRACTED, SYNONYM_KIND
 
 logger = logging.getLogger(__name__)
 
-DEFAULTS = {"max_cluster_size": 12, "max_levels": 3, "resolution": 1.0, "seed": 42, "min_size": 2}
+
+class CommunityDefaults(TypedDict):
+    """The defaults of :func:`detect_communities` (one place for the CLI and the library)."""
+
+    max_cluster_size: int
+    max_levels: int
+    resolution: float
+    seed: int
+    min_size: int
+
+
+DEFAULTS: CommunityDefaults = {"max_cluster_size": 12, "max_levels": 3, "resolution": 1.0, "seed": 42, "min_size": 2}
 
 
 def _weighted_pairs(kg: KnowledgeGraph, members: set[str] | None = None) -> dict[tuple[str, str], float]:
@@ -123,7 +134,9 @@ def detect_communities(
         if not nodes:
             return out
         membership = _leiden(nodes, pairs, resolution, seed, initial)
-        todo = [(0, None, group) for group in _groups(nodes, membership, min_size)]
+        todo: list[tuple[int, str | None, list[str]]] = [
+            (0, None, group) for group in _groups(nodes, membership, min_size)
+        ]
         while todo:
             level, parent, members = todo.pop(0)
             community = Community(community_id(level, members), level, members, parent=parent)

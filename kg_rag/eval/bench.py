@@ -224,7 +224,9 @@ class Seed003Reference:
         kg = index.kg
         self.kg = kg
         self.entity_vectors = {k: index.entities.vectors[i] for i, k in enumerate(index.entities.ids)}
-        self.chunks = [(cid, index.chunks.vectors[i], set()) for i, cid in enumerate(index.chunks.ids)]
+        self.chunks: list[tuple[str, np.ndarray, set[str]]] = [
+            (cid, index.chunks.vectors[i], set()) for i, cid in enumerate(index.chunks.ids)
+        ]
         position = {cid: i for i, cid in enumerate(index.chunks.ids)}
         for key, attrs in kg.graph.nodes(data=True):
             for cid in attrs["chunk_ids"]:
@@ -279,11 +281,14 @@ def _floor(engine: Any, queries: np.ndarray, texts: list[str], params: Any = Non
     each stage of the query, from one more untimed run per query."""
     from kg_rag.eval.floor import floor_ms, stage_medians
 
-    floors, stages = [], []
+    floors: list[float] = []
+    stages: list[dict[str, float]] = []
     for q, t in zip(queries, texts):
-        ms, _ = floor_ms(
-            engine.backend, lambda q=q, t=t: stages.append(engine.retrieve_by_vector(q, t, params).timings_ms)
-        )
+
+        def run(q: np.ndarray = q, t: str = t) -> None:
+            stages.append(engine.retrieve_by_vector(q, t, params).timings_ms)
+
+        ms, _ = floor_ms(engine.backend, run)
         floors.append(ms)
     medians = stage_medians(stages)
     return {
@@ -385,7 +390,7 @@ def run_benchmark(
         t0 = time.perf_counter()
         save_index(synth.index, Path(tmp) / "idx")
         result["save_s"] = round(time.perf_counter() - t0, 3)
-        synth = None  # free the generator's copy before the child process loads
+        del synth  # free the generator's copy before the child process loads
         gc.collect()
         result.update(_serve_in_child(["--serve", str(Path(tmp) / "idx"), str(queries_file)]))
     return result

@@ -249,7 +249,8 @@ def _trials(uri: str, reader_uri: str, dim: int, n_entities: int, trials: int, q
     """``trials`` rounds of two concurrent writer processes while eight readers query ``reader_uri``."""
     from kg_rag.store.postgres import PostgresStore
 
-    writer_errors, written = [], []
+    writer_errors: list[Any] = []
+    written: list[str] = []
     backend = PostgresStore(reader_uri).backend()
     readers = Readers(backend, queries, written)
     t0 = time.perf_counter()

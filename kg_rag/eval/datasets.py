@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +57,7 @@ def load_musique_questions(
         by_text.setdefault(chunk.text, chunk.id)
         by_text.setdefault(chunk.text.strip(), chunk.id)
         doc_of[chunk.id] = chunk.doc_id
-    out = []
+    out: list[EvalQuestion] = []
     for item in data[:limit] if limit else data:
         if not isinstance(item, dict) or "question" not in item:
             raise InputError(
@@ -89,6 +90,11 @@ def load_musique_questions(
     return out
 
 
+def _answer_of(known: dict[str, str], m: re.Match[str]) -> str:
+    """The answer of the step a ``#n`` placeholder names, else the placeholder as written."""
+    return known.get(m.group(1), m.group(0))
+
+
 def single_hop_questions(data: Any) -> list[dict[str, Any]]:
     """The single-hop steps of MuSiQue questions, as questions of their own (same format, one gold passage).
 
@@ -111,7 +117,7 @@ def single_hop_questions(data: Any) -> list[dict[str, Any]]:
         for n, step in enumerate(steps, 1):
             question = str(step.get("question", ""))
             refs = re.findall(r"#(\d+)", question)
-            text = re.sub(r"#(\d+)", lambda m, known=answers: known.get(m.group(1), m.group(0)), question)
+            text = re.sub(r"#(\d+)", partial(_answer_of, answers), question)
             answers[str(n)] = str(step.get("answer", ""))
             if any(r not in answers or r == str(n) for r in refs) or not text.strip() or not answers[str(n)].strip():
                 continue

@@ -32,6 +32,7 @@ def method_colours(methods: list[str]) -> dict[str, Any]:
 def plot_report(report: dict[str, Any], title: str) -> Any:
     """Recall@k per method, recall by hop count, and latency; one colour per method."""
     import matplotlib.pyplot as plt
+    from matplotlib.artist import Artist
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
@@ -78,7 +79,9 @@ def plot_report(report: dict[str, Any], title: str) -> Any:
     fig.legend(
         [Patch(color=colours[m]) for m in methods], methods, loc="outside right upper", fontsize=9, title="method"
     )
-    key = [Patch(facecolor="white", edgecolor="black", hatch=HATCHES[i % len(HATCHES)]) for i in range(len(ks))]
+    key: list[Artist] = [
+        Patch(facecolor="white", edgecolor="black", hatch=HATCHES[i % len(HATCHES)]) for i in range(len(ks))
+    ]
     key += [Patch(color="0.6"), Line2D([], [], color="k", marker="o", linestyle="")]
     labels = [f"Recall@{k}" for k in ks] + ["latency p50", "latency p95"]
     fig.legend(key, labels, loc="outside lower center", ncols=len(labels), fontsize=9)

@@ -8,6 +8,7 @@ import re
 import time
 from collections import defaultdict
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -248,9 +249,7 @@ def evaluate(
             if run.result is not None and "context" in run.result.timings_ms:
                 context_ms.append(formatting)
                 stages.append(run.result.timings_ms)
-            floor, searches = floor_ms(
-                backend, lambda q=q, vec=vec, rank=rank: rank(q.question, vec, kmax)
-            )  # untimed rerun
+            floor, searches = floor_ms(backend, partial(rank, q.question, vec, kmax))  # untimed rerun
             if searches:
                 floors.append(floor)
             ranked = run.chunk_ids
@@ -282,7 +281,7 @@ def evaluate(
             for key, value in row.items():
                 per[key].append(value)
                 groups[q.group][key].append(value)
-        result = {key: _mean(vals) for key, vals in per.items()}
+        result: dict[str, Any] = {key: _mean(vals) for key, vals in per.items()}
         for key in GRAPH_METRICS:
             result.setdefault(key, None)
         result["latency_ms_p50"] = percentile(latencies, 50)

@@ -54,22 +54,22 @@ def graph_document_dicts(kg: KnowledgeGraph) -> list[dict[str, Any]]:
             if rel.predicate is not None:
                 props["predicate"] = rel.predicate
             props["relation_id"] = rel.id
-            chunk = ev.chunk_id if ev.chunk_id in kg.chunks else None
-            if chunk is not None and ev.doc_id == kg.chunks[chunk].doc_id:
+            source = ev.chunk_id if ev.chunk_id in kg.chunks else None
+            if source is not None and ev.doc_id == kg.chunks[source].doc_id:
                 props.pop("doc_id", None)  # the chunk's own document: implied by the source
-            rels_by_chunk[chunk].append(
+            rels_by_chunk[source].append(
                 {"source": _node(src), "target": _node(tgt), "type": rel.relation_type, "properties": props}
             )
     nodes_by_chunk: dict[str | None, list[dict[str, Any]]] = defaultdict(list)
     for e in entities.values():
         described: set[str | None] = set()
         for d in e.description_records:
-            chunk = d.chunk_id if d.chunk_id in kg.chunks else None
+            source = d.chunk_id if d.chunk_id in kg.chunks else None
             props = {"description": d.text}
-            if chunk is None and d.doc_id is not None:
+            if source is None and d.doc_id is not None:
                 props["doc_id"] = d.doc_id
-            nodes_by_chunk[chunk].append(_node(e, props))
-            described.add(chunk)
+            nodes_by_chunk[source].append(_node(e, props))
+            described.add(source)
         for cid in e.chunk_ids:
             if cid not in described and cid in kg.chunks:
                 nodes_by_chunk[cid].append(_node(e))
@@ -78,7 +78,7 @@ def graph_document_dicts(kg: KnowledgeGraph) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     seen_docs: set[str] = set()
     for cid, chunk in kg.chunks.items():
-        meta = {**chunk.metadata, "chunk_id": chunk.id, "doc_id": chunk.doc_id}
+        meta: dict[str, Any] = {**chunk.metadata, "chunk_id": chunk.id, "doc_id": chunk.doc_id}
         doc = kg.docs.get(chunk.doc_id)
         if doc is not None and chunk.doc_id not in seen_docs:
             seen_docs.add(chunk.doc_id)
@@ -92,7 +92,7 @@ def graph_document_dicts(kg: KnowledgeGraph) -> list[dict[str, Any]]:
         )
     chunkless_docs = [asdict(d) for d_id, d in kg.docs.items() if d_id not in seen_docs]
     if nodes_by_chunk.get(None) or rels_by_chunk.get(None) or chunkless_docs:
-        meta: dict[str, Any] = {UNSOURCED: True}
+        meta = {UNSOURCED: True}
         if chunkless_docs:
             meta["kg_rag_documents"] = chunkless_docs
         out.append(

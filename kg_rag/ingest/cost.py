@@ -26,7 +26,7 @@ import json
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, cast
 
 from kg_rag.ingest.extraction_schema import ExtractionSchema, extraction_text
 from kg_rag.model import Chunk
@@ -153,7 +153,8 @@ def _response_schema() -> dict[str, Any]:
     try:
         from openai.lib._parsing._completions import type_to_response_format_param
 
-        return dict(type_to_response_format_param(ExtractionResult))
+        # typed for any input (it may return Omit); for a pydantic model it is the json_schema mapping
+        return dict(cast(Mapping[str, Any], type_to_response_format_param(ExtractionResult)))
     except Exception:  # noqa: BLE001 - another client, or the helper moved: the plain schema is close
         schema = ExtractionResult.model_json_schema()
         return {"type": "json_schema", "json_schema": {"name": "ExtractionResult", "schema": schema}}

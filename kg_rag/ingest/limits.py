@@ -24,6 +24,7 @@ import zipfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from functools import partial
 from typing import TypeVar
 
 from kg_rag.errors import InputError
@@ -108,7 +109,7 @@ def check_docx(raw: bytes) -> None:
         for member in xml:
             try:
                 with archive.open(member) as fh:
-                    for block in iter(lambda fh=fh: fh.read(1 << 20), b""):
+                    for block in iter(partial(fh.read, 1 << 20), b""):
                         tags += block.count(b"<")
                         if tags > DOCX_MAX_TAGS:
                             raise OverLimit(

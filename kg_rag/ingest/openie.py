@@ -159,14 +159,14 @@ def import_openie(
             report.skip("passage_not_in_corpus")
             continue
         cid = passage_id(idx)
-        names, triples = doc.get("extracted_entities") or [], doc.get("extracted_triples") or []
-        if not isinstance(names, list):  # a string would be read letter by letter
+        entity_names, triples = doc.get("extracted_entities") or [], doc.get("extracted_triples") or []
+        if not isinstance(entity_names, list):  # a string would be read letter by letter
             report.skip("entities_not_a_list")
-            names = []
+            entity_names = []
         if not isinstance(triples, list):
             report.skip("triples_not_a_list")
             triples = []
-        for name in names:
+        for name in entity_names:
             if not isinstance(name, str) or not clean_display_name(name):
                 report.skip("bad_entity")
                 continue

@@ -97,7 +97,9 @@ def file_scope(records: Iterable[dict[str, Any]], *paths: str | Path | None) -> 
         if doc is None:
             return False
         recorded = (doc.get("metadata") or {}).get("path") or doc.get("source")
-        return bool(recorded) and _resolved(recorded) in targets
+        if not recorded:
+            return False
+        return _resolved(recorded) in targets
 
     return owns
 

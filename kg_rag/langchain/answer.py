@@ -256,7 +256,15 @@ def _answer_model(llm: Any, chain_of_thought: bool) -> Any:
     return structured_output(llm, ReasonedAnswer)
 
 
-def _parsed(output: Any, documents: list[Document], *, chain_of_thought: bool, numeric_only: bool) -> dict[str, Any]:
+class _Parsed(TypedDict):
+    """What :func:`_parsed` reads from the chat model's output (keys of :class:`AnswerState`)."""
+
+    answer: str
+    reasoning: str | None
+    citations: list[dict[str, Any]]
+
+
+def _parsed(output: Any, documents: list[Document], *, chain_of_thought: bool, numeric_only: bool) -> _Parsed:
     """``answer``, ``reasoning`` and ``citations`` from the chat model's output."""
     if chain_of_thought:
         if not isinstance(output, ReasonedAnswer):
@@ -341,7 +349,7 @@ def build_answer_graph(
         from kg_rag.context import render_path
 
         include = call.get("include_edges", ((config or {}).get("configurable") or {}).get("include_edges"))
-        docs = _shown_documents(to_documents(result, include), result)
+        docs = _shown_documents(to_documents(result, bool(include)), result)  # unset (None) reads as False
         formatted = getattr(result, "formatted", None)
         shown = result.paths if formatted is None else [result.paths[i] for i in formatted.paths]
         paths = [render_path(result.names, p) for p in shown]

@@ -223,7 +223,9 @@ _CITE = re.compile(r"\[c:([^\]\s]+)\]")
 def _pack(reports: Sequence[Community], batch_tokens: int) -> list[str]:
     """Reports (best rated first), rendered as the context's Communities section renders them, packed into
     fenced batches of at most about ``batch_tokens`` tokens each (a longer report is cut to whole lines)."""
-    batches, current, used = [], [], 0
+    batches: list[str] = []
+    current: list[str] = []
+    used = 0
     for c in sorted(reports, key=lambda c: (-c.rating, c.id)):
         lines = community_block(c)
         while len(lines) > 1 and count_tokens("\n".join(lines)) > batch_tokens:
@@ -341,7 +343,8 @@ def build_global_search(
 
     graph = StateGraph(GlobalState)
     graph.add_node("prepare", RunnableLambda(prepare, name="kg-rag global prepare"))
-    graph.add_node("map", RunnableLambda(map_batch, afunc=amap_batch, name="kg-rag global map"))
+    # a Send payload (a plain dict) is this node's input; langgraph types node inputs as state schemas only
+    graph.add_node("map", RunnableLambda(map_batch, afunc=amap_batch, name="kg-rag global map"))  # type: ignore[type-var]
     graph.add_node("reduce", RunnableLambda(reduce, afunc=areduce, name="kg-rag global reduce"))
     graph.add_edge(START, "prepare")
     graph.add_conditional_edges("prepare", fan_out, ["map"])

@@ -126,7 +126,7 @@ def documents_context(docs: Sequence[Document]) -> str:
         if graph and graph not in halves:
             halves[graph] = keep_graph_lines(graph, d.metadata.get("graph_support") or [], kept)
     graphs = [g for g in halves.values() if g]
-    budgets = [d.metadata.get("context_budget") for d in docs if isinstance(d.metadata.get("context_budget"), dict)]
+    budgets = [b for d in docs if isinstance(b := d.metadata.get("context_budget"), dict)]
     if budgets:
         total = min(int(b.get("total", 0)) for b in budgets)
         sources = min(int(b.get("sources", 0)) for b in budgets)

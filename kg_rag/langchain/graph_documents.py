@@ -15,7 +15,8 @@ def _graph_document_class() -> Any:
         from langchain_community.graphs.graph_document import GraphDocument
     except ImportError:
         try:
-            from langchain_neo4j.graphs.graph_document import GraphDocument
+            # the alternative package (optional, not installed with kg-rag): same class, another module
+            from langchain_neo4j.graphs.graph_document import GraphDocument  # type: ignore[import-not-found,no-redef]
         except ImportError as exc:
             raise ImportError(
                 "GraphDocument objects need langchain-community or langchain-neo4j: pip install langchain-community"

@@ -99,6 +99,7 @@ def build_server(tools: list[Any] | Callable[[], list[Any]], name: str = "kg-rag
     async def served() -> dict[str, Any]:
         with lock:  # the first request starts the work; later ones wait for the same result
             if not made:
+                assert callable(tools)  # a list of tools was made above
                 made.append(ThreadPoolExecutor(1, thread_name_prefix="kg-rag-mcp-tools").submit(_made, tools))
         return {t.name: t for t in await asyncio.wrap_future(made[0])}
 

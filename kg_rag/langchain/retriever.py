@@ -104,6 +104,7 @@ class EntityBasedKGRAG(BaseRetriever):
         if (self.index is None) == (self.backend is None) and not derived:
             raise InputError("give exactly one of index= (a GraphIndex) or backend= (a QueryBackend)")
         if self.backend is None:
+            assert self.index is not None  # checked above: exactly one of the two
             object.__setattr__(self, "backend", LiveBackend(self.index, self.embeddings))  # frozen: set once
         built = model_id(self.embeddings) if hasattr(self.embeddings, "embed_query") else None
         stored = self.backend.info().embedding_model

@@ -61,7 +61,8 @@ def make_retriever_tool(
     def run(query: str, *, config: RunnableConfig, callbacks: Callbacks = None) -> tuple[str, list[Document]]:
         _run_params(retriever, config)  # a bad configurable setting raises here, before the model sees anything
         try:
-            docs = retriever.invoke(query, patch_config(config, callbacks=callbacks))
+            # patch_config types callbacks as a manager only; it stores any Callbacks (a list too)
+            docs = retriever.invoke(query, patch_config(config, callbacks=callbacks))  # type: ignore[arg-type]
         except ValueError as exc:  # empty or non-text query: the model can rephrase
             raise ToolException(str(exc)) from exc
         return format_documents(docs), docs
@@ -69,7 +70,8 @@ def make_retriever_tool(
     async def arun(query: str, *, config: RunnableConfig, callbacks: Callbacks = None) -> tuple[str, list[Document]]:
         _run_params(retriever, config)
         try:
-            docs = await retriever.ainvoke(query, patch_config(config, callbacks=callbacks))
+            # patch_config types callbacks as a manager only (see run)
+            docs = await retriever.ainvoke(query, patch_config(config, callbacks=callbacks))  # type: ignore[arg-type]
         except ValueError as exc:
             raise ToolException(str(exc)) from exc
         return await asyncio.to_thread(format_documents, docs), docs  # counts tokens: off the loop

@@ -333,7 +333,7 @@ def _edges_of(n: int, edge_filter: EdgeFilter, blocked: list[str]) -> Case:
     return Case(f"edges-and-chunk-relations-filter{n}-{'blocked' if blocked else 'open'}", check)
 
 
-def _all_edges(v: Views) -> tuple[Any, list[str], np.ndarray]:
+def _all_edges(v: Views) -> tuple[Any, list[str | None], np.ndarray]:
     """The reference's edges, their ids, and the store's handles of the same relations."""
     ref_edges = v.rv.edges_of(v.rk.entity_handles(v.all_keys), EdgeFilter.build())
     rel_ids = v.rk.relations(ref_edges.ids)
@@ -486,7 +486,11 @@ COMMUNITIES = (
 
 
 STRATEGIES = ("chain", "frequency", "path", "ppr")
-RETRIEVAL_EXTRAS = ({}, {"edge_types": ["REPORTS_TO", "MANAGES"]}, {"exclude_entities": ["Priya Nair"]})
+RETRIEVAL_EXTRAS: tuple[dict[str, Any], ...] = (
+    {},
+    {"edge_types": ["REPORTS_TO", "MANAGES"]},
+    {"exclude_entities": ["Priya Nair"]},
+)
 
 
 def _retrieval(question: str, strategy: str) -> Case:
@@ -522,10 +526,13 @@ def _in_scope(v: Views, doc_filter: dict, result: Any) -> None:
 
     kg = v.reference.kg
     scope = DocumentFilter.parse(doc_filter)
+    assert scope is not None, doc_filter  # every filter of DOCUMENT_FILTERS names something
     allowed = {cid for cid, c in kg.chunks.items() if scope.matches(c.doc_id, c.metadata)}
     assert {c.id for c in result.chunks} <= allowed, doc_filter
     for rid in [r.relation_id for r in result.relations] + [s.relation_id for p in result.paths for s in p.steps]:
-        evidenced = {e.chunk_id for e in kg.get_relation(rid).evidence}
+        relation = kg.get_relation(rid)
+        assert relation is not None, (doc_filter, rid)
+        evidenced = {e.chunk_id for e in relation.evidence}
         assert evidenced & allowed, (doc_filter, rid)
     mentioned = {key for cid in allowed for key in kg.entities_of_chunk(cid)}
     assert {e.key for e in result.entities} <= mentioned, doc_filter
@@ -557,6 +564,7 @@ def _filtered_search_over_a_large_scope(v: Views) -> None:
     from kg_rag.store.scope import DocumentFilter, ScopedView
 
     scope = DocumentFilter.parse({"doc_id": ["orders.md", "misc.md"]})
+    assert scope is not None
     exact = ScopedView(v.sv, scope)
     oversampled = ScopedView(v.sv, scope)
     oversampled.EXACT_ROWS = 0

@@ -92,7 +92,7 @@ class NLPExtractor:
             raise ConfigurationError(f"batch_size must be an integer >= 1, got {batch_size!r}")
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise ConfigurationError(f"workers must be an integer >= 1, got {workers!r}")
-        self.nlp = pipeline if hasattr(pipeline, "pipe") else load_pipeline(pipeline)
+        self.nlp: Any = pipeline if hasattr(pipeline, "pipe") else load_pipeline(pipeline)
         self.batch_size = batch_size
         self.workers = workers
         self.typer = RelationTyper(relation_patterns)

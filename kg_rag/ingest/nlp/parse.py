@@ -208,7 +208,7 @@ class Parse:
         return self.source[self.idx[start] : self.idx[last] + len(self.text[last])]
 
     def ancestors(self, i: int) -> list[int]:
-        out = []
+        out: list[int] = []
         while self.head[i] != i and len(out) < self.n:
             i = self.head[i]
             out.append(i)
