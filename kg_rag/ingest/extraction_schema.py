@@ -155,8 +155,10 @@ class ExtractionSchema:
             file = Path(base_dir or ".") / str(prompt_file)
             try:
                 settings["system_prompt"] = file.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
+            except OSError as exc:
                 raise InputError(f"system_prompt_file {file}: cannot read it ({exc.strerror or exc})") from None
+            except UnicodeDecodeError:
+                raise InputError(f"system_prompt_file {file}: not UTF-8 text") from None
         return cls(**settings)
 
     # ------------------------------------------------------------------ using
@@ -241,7 +243,7 @@ def _parse(text: str, kind: str) -> Any:
         try:
             import tomllib
         except ImportError:  # Python 3.10
-            import tomli as tomllib
+            import tomli as tomllib  # type: ignore[no-redef,import-not-found]  # tomli is tomllib before 3.11
         try:
             return tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:

@@ -130,3 +130,10 @@ def test_the_extractor_takes_the_schema_as_keyword_arguments(tmp_path, scripted_
     assert LLMExtractor(scripted_llm(lambda _: {})).typer("leads") == "MANAGES"
     with pytest.raises(ValueError, match="not UPPER_SNAKE"):
         LLMExtractor(scripted_llm(lambda _: {}), relation_types=["supersedes"])
+
+
+def test_a_prompt_file_that_is_not_utf8_is_a_one_line_error(tmp_path):
+    (tmp_path / "prompt.txt").write_bytes(b"Extract \xff\xfe {entity_types} {relation_types}")
+    (tmp_path / "schema.yaml").write_text("relation_types: [REVOKES]\nsystem_prompt_file: prompt.txt\n")
+    with pytest.raises(ValueError, match="system_prompt_file .*prompt.txt: not UTF-8 text"):
+        load_schema(tmp_path / "schema.yaml")
