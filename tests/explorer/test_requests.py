@@ -93,7 +93,11 @@ def test_a_chunked_body_over_the_limit_is_refused_after_at_most_the_limit_was_re
         sender.join(timeout=30)
     assert response.startswith(b"HTTP/1.1 413"), response[:200]
     assert response.endswith(b'{"error":"request body too large (at most 65536 bytes)"}')
-    assert sum(handed) <= MAX_BODY_BYTES + 2 * len(chunk) + 100  # the app read the limit and a chunk, no more
+    # refused at the first body message that crossed the limit: what came before it fit within the limit, and that
+    # message is one of the server's own reads (its size depends on how the socket coalesced the chunks, so under
+    # load it may hold several), never the 4 MiB offered
+    assert sum(handed[:-1]) <= MAX_BODY_BYTES
+    assert sum(handed) < 4 * MAX_BODY_BYTES
     assert sent > sum(handed)
 
 
