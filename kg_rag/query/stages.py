@@ -25,19 +25,12 @@ from kg_rag.errors import InputError
 from kg_rag.model.names import SYNONYM, canonical_key, upper_snake
 from kg_rag.model.notation import render_path
 from kg_rag.model.results import RetrievalResult, ScoredChunk, StageRun
+from kg_rag.query.chains import path_anchors, relation_paths
 from kg_rag.query.limits import suggest_entities, unknown_name
 from kg_rag.query.params import QueryParams
 from kg_rag.query.relation_match import question_relation_words
 from kg_rag.query.seeds import Seeds, match_seeds, names_entity, resolve_names, unmatched_reason
-from kg_rag.query.select import (
-    HUB_MENTIONS,
-    path_anchors,
-    relation_paths,
-    relation_rows,
-    score_relations,
-    select_entities,
-    unsure_ranks,
-)
+from kg_rag.query.select import HUB_MENTIONS, relation_rows, score_relations, select_entities, unsure_ranks
 from kg_rag.query.strategies import StrategyInput, StrategyOutput
 from kg_rag.query.strategies.base import rank_top
 from kg_rag.query.workspace import Workspace

@@ -31,7 +31,7 @@ def _targets(path) -> list[str]:
 
 
 def test_a_question_asking_where_a_chain_ends_follows_it_past_max_hops_up_to_a_bound():
-    from kg_rag.query.select import CHAIN_BOUND, asks_for_end
+    from kg_rag.query.chains import CHAIN_BOUND, asks_for_end
 
     retriever = EntityBasedKGRAG.from_graph(_chain_graph(CHAIN_BOUND + 3), BagOfWordsEmbeddings(), k=2)
     plain = retriever.retrieve("Who does Person 0 report to?")
