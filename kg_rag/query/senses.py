@@ -39,6 +39,41 @@ def common_noun(name: str) -> bool:
     return not any(ch.isupper() or ch.isdigit() for ch in str(name))
 
 
+_MONTHS = (
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec"
+).split()
+_VALUE_WORDS = frozenset(
+    [
+        *_MONTHS,
+        *"ad bc bce ce a.d. b.c. c. ca. circa century centuries year years decade the of in on early late mid "
+        "around about and to from until between million billion thousand hundred percent per cent".split(),
+    ]
+)
+_NUMBER = re.compile(r"^[$£€¥]?[-–'’]?\d[\d,.:/–-]*(st|nd|rd|th|s|'s|%)?$")
+
+
+def value_name(name: str) -> bool:
+    """A date or number ("1899", "March 3, 1974", "the 1990s", "12th century", "$1.2 billion"): a value, not a
+    thing. Two passages that write the same value share it by coincidence — *Johann Strauss II* died in 1899 and
+    *Finlandia* was written in 1899 — so a value never links two passages nor joins a path (it may end one: "when
+    did he die")."""
+    words = [w for w in re.split(r"[\s,–-]+", str(name).lower()) if w]
+    return (
+        any(ch.isdigit() for ch in str(name))
+        and bool(words)
+        and all(w in _VALUE_WORDS or _NUMBER.match(w) is not None for w in words)
+    )
+
+
+def are_values(view: QueryBackend, entity_ids: np.ndarray) -> np.ndarray:
+    """Which of the entities are values (see :func:`value_name`), as a mask."""
+    ids = np.asarray(entity_ids, dtype=I64)
+    if ids.size == 0:
+        return np.zeros(0, dtype=bool)
+    return np.fromiter((n is not None and value_name(n) for n in view.names(ids)), dtype=bool, count=ids.size)
+
+
 Joins = Callable[[int, int, int], bool]
 """``joins(i, j, node)``: whether relations ``i`` and ``j`` (positions) may meet at entity handle ``node``."""
 
@@ -51,7 +86,8 @@ def same_thing(view: QueryBackend, relation_ids: np.ndarray, src: np.ndarray, ds
       ``Rochester, Iowa``; ``Madonna (book)`` / ``Madonna (entertainer)``): the titles say so; or
     - the entity is a common noun ("clock tower", "the city", see :func:`common_noun`) and no passage states
       both: a common noun picks out one thing only within one passage. (When none of the names involved has a
-      capital, the extraction does not write case and this says nothing.)
+      capital, the extraction does not write case and this says nothing.) A value (a date or number, see
+      :func:`value_name`) likewise: two passages share it by coincidence.
 
     A passage that does not say which thing it means is taken at its word: the name joins."""
     ids = np.asarray(relation_ids, dtype=I64)
@@ -74,6 +110,7 @@ def same_thing(view: QueryBackend, relation_ids: np.ndarray, src: np.ndarray, ds
     common = {h for h, label in labels.items() if label is not None and common_noun(label[1])}
     if len(common) == len(keys):  # no name here is capitalised: the extraction does not write case, so case
         common = set()  # says nothing (as for a query typed in lower case)
+    common |= {h for h, label in labels.items() if label is not None and value_name(label[1])}
 
     def qualifiers(i: int, node: int) -> set[str]:
         key = keys.get(node)

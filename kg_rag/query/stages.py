@@ -31,6 +31,7 @@ from kg_rag.query.params import QueryParams
 from kg_rag.query.relation_match import question_relation_words
 from kg_rag.query.seeds import Seeds, match_seeds, names_entity, resolve_names, unmatched_reason
 from kg_rag.query.select import HUB_MENTIONS, relation_rows, score_relations, select_entities, unsure_ranks
+from kg_rag.query.senses import are_values
 from kg_rag.query.strategies import StrategyInput, StrategyOutput
 from kg_rag.query.strategies.base import rank_top
 from kg_rag.query.workspace import Workspace
@@ -303,7 +304,8 @@ def run_select(s: QueryState) -> None:
 
 def _bridges(ws: Workspace, ranked: Sequence[int], named: set[int]) -> frozenset[int]:
     """Entities that two or more of the returned chunks mention, that the question does not name and that are no
-    generic hub: where the evidence crosses from one passage to the next."""
+    generic hub and no value (a date or number two passages share by coincidence): where the evidence crosses
+    from one passage to the next."""
     if len(ranked) < 2:
         return frozenset()
     pairs = ws.chunk_entities(ws.chunks.ids[np.asarray(ranked, dtype=I64)])
@@ -311,6 +313,8 @@ def _bridges(ws: Workspace, ranked: Sequence[int], named: set[int]) -> frozenset
     shared = ents[counts >= 2]
     if shared.size:
         shared = shared[ws.mention_counts(shared) <= HUB_MENTIONS]
+    if shared.size:
+        shared = shared[~are_values(ws.view, shared)]
     return frozenset(int(e) for e in shared.tolist() if int(e) not in named)
 
 
