@@ -454,6 +454,8 @@ def _noun(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
         return
     if d.dep[n] == "appos":
         head = p.ref(d.head[n])
+        if head is not None and head.label == "LOCATION" and d.lemma(n) in KINSHIP:
+            head = _clause_subject(p, n)  # "born in Mysen, Norway, the only child of C": the child is who was born
         if head is not None and not head.is_value:
             p.descriptions.setdefault(head.name, _description(d, n))
             if p.topic is not None and head.name == p.topic.name:
@@ -476,6 +478,25 @@ def _noun(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
     if d.dep[n] in SUBJECTS and d.lemma(h) == "be":  # "its editor is Jan"
         named += [r for a in d.kids(h, "attr") for r in _refs(p, a)]
     yield from _emit([owner], _attribute(d, n), named, evidence)
+
+
+KINSHIP = frozenset(
+    "child son daughter wife husband widow widower father mother parent brother sister sibling grandson "
+    "granddaughter grandchild nephew niece cousin heir stepson stepdaughter".split()
+)
+"""Nouns that relate two people: in apposition to a place they are misattached and describe the clause's subject."""
+
+
+def _clause_subject(p: Passage, n: int) -> Ref | None:
+    """The subject of the clause token ``n`` sits in (``Garbarek was born in Mysen, Norway, the only child of C``:
+    *Garbarek*), or ``None`` when it is no person-like entity."""
+    d = p.doc
+    verb = next((a for a in d.ancestors(n) if d.pos[a] in ("VERB", "AUX")), None)
+    if verb is None:
+        return None
+    subject = next((k for k in (*d.kids(verb, "nsubj"), *d.kids(verb, "nsubjpass"))), None)
+    ref = p.ref(subject) if subject is not None else None
+    return ref if ref is not None and ref.label not in ("LOCATION", *VALUES) else None
 
 
 def _topic_attribute(p: Passage, n: int, evidence: str) -> Iterator[Triple]:

@@ -52,6 +52,13 @@ SHAPES = [
         set(),
     ),
     (
+        "kinship apposition after a birthplace",
+        None,
+        "Sara Lee was born in Boston, Massachusetts, the only child of John Smith.",
+        {("Sara Lee", "BORN_IN", "Boston"), ("Sara Lee", "CHILD_OF", "John Smith")},
+        {("Massachusetts", "CHILD_OF", "John Smith"), ("Boston", "CHILD_OF", "John Smith")},
+    ),
+    (
         "copula with a relational noun",
         None,
         "Nashville is the capital of Tennessee.",
