@@ -296,10 +296,15 @@ def run_select(s: QueryState) -> None:
     paths, path_names, shown = relation_paths(ws, chosen, anchors, p, frozenset(named), bridges)
     chain = {i for i, g in enumerate(s.graph) if i == 0 or g > 0} | {-1}  # -1: evidenced by the question
     relations, rel_names = relation_rows(ws, chosen, s.handles, p, shown, named, chain)
+    listed = selected
+    if path_names or rel_names:  # the entity table describes what the graph half shows (and what the question
+        # names); an entity only a returned passage mentions is written in that passage already
+        listed = select_entities(ws, entity_scores, seeds, p, set(path_names) | set(rel_names), allowed)
+        s.handles = [h for h, _ in listed]
     names = {key: name for key, name in [*path_names.values(), *rel_names.values()]}
-    names.update({e.key: e.name for _, e in selected})
+    names.update({e.key: e.name for _, e in listed})
     chunks = _chunks(ws, ranked, s.scores, s.graph, selected, paths, path_names)
-    s.result = RetrievalResult(s.text, chunks, [e for _, e in selected], paths, relations, names, [], s.warnings)
+    s.result = RetrievalResult(s.text, chunks, [e for _, e in listed], paths, relations, names, [], s.warnings)
 
 
 def _bridges(ws: Workspace, ranked: Sequence[int], named: set[int]) -> frozenset[int]:

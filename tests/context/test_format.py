@@ -288,7 +288,8 @@ def test_a_community_report_is_shown_only_when_it_holds_two_selected_entities():
     index.communities, _ = refresh_communities(kg)
     team_of = {c.id: next(t for t, p in teams.items() if p[0].lower() in c.entities) for c in index.communities}
     assert sorted(team_of.values()) == ["blue", "red"]
-    result = EntityBasedKGRAG(index=index, embeddings=emb).retrieve("Whom does Anna know?", k=3, max_communities=5)
+    question = "Whom does Anna know, and does Anna work with Bert?"  # the graph half shows Anna, Bert and Fred
+    result = EntityBasedKGRAG(index=index, embeddings=emb).retrieve(question, k=3, max_communities=5)
     selected = {e.key for e in result.entities}
     assert "fred" in selected and not selected & {"gina", "hugo", "iris", "jan"}  # one Blue member: Fred
     assert [team_of[c.id] for c in result.communities] == ["red"]  # Blue's report is out-network

@@ -37,12 +37,18 @@ def chain_graph() -> KnowledgeGraph:
 @pytest.fixture
 def chain(bow_embeddings) -> EntityBasedKGRAG:
     params = QueryParams(
-        similarity_threshold=0.5, top_k_facts=0, strategy="path", top_k_chunks=4, fill_with_dense=False
+        similarity_threshold=0.5,
+        top_k_facts=0,
+        strategy="path",
+        top_k_chunks=4,
+        fill_with_dense=False,
+        relation_floor=0.0,
     )
     return EntityBasedKGRAG.from_graph(chain_graph(), bow_embeddings, params=params)
 
 
 def reached(result) -> set[str]:
+    """The entities the expansion reached that the graph half shows (every fact is shown: ``relation_floor`` 0)."""
     return {e.key for e in result.entities}
 
 
