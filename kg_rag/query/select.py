@@ -199,12 +199,12 @@ def _continuation(
 ) -> Callable[[int, int], bool]:
     """``continues(relation, rank)``: whether a relation stated by the less sure chunk at ``rank`` continues the
     evidence: one of its ends is an entity the question names, or one that a chunk ranked above it mentions and that is
-    no generic hub and no value (two passages that write one year share it by coincidence). The chain grows pick by
-    pick, so the third passage continues from the first two and the fourth from the first three (a 3-hop answer's last
-    passage links to the one before it, not to the top one). The third to fifth passages are rarely supporting ones, so
-    most of their relations are noise; for "the TEUs Thessaloniki handled" the last passage is the answer, and its row
-    starts at *Thessaloniki*, which the top passage mentions. Rows about the passage's own subject, linked to nothing
-    the surer evidence says (a neighbouring chess olympiad, another stadium), are left out.
+    no generic hub and no coarse value (two passages that write one year share it by coincidence). The chain grows pick
+    by pick, so the third passage continues from the first two and the fourth from the first three (a 3-hop answer's
+    last passage links to the one before it, not to the top one). The third to fifth passages are rarely supporting
+    ones, so most of their relations are noise; for "the TEUs Thessaloniki handled" the last passage is the answer, and
+    its row starts at *Thessaloniki*, which the top passage mentions. Rows about the passage's own subject, linked to
+    nothing the surer evidence says (a neighbouring chess olympiad, another stadium), are left out.
 
     When the question asks for relation types (``less_sure_asked``, with ``relation_match`` on) and the returned chunks
     state relations of one of them, a continuing relation must also be of one of them: a less sure passage is there for
@@ -218,7 +218,7 @@ def _continuation(
         first[e] = min(first.get(e, len(rank_of)), rank_of[c])
     if first:
         ents = np.fromiter(first, dtype=I64, count=len(first))
-        for h in ents[(ws.mention_counts(ents) > HUB_MENTIONS) | are_values(ws.view, ents)].tolist():
+        for h in ents[(ws.mention_counts(ents) > HUB_MENTIONS) | are_values(ws.view, ents, coarse=True)].tolist():
             del first[h]
     for n in seeds.named:
         first[int(n)] = -1

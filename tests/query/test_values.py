@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from kg_rag import Chain, Chunk, EntityBasedKGRAG, KnowledgeGraph
-from kg_rag.query.senses import value_name
+from kg_rag.query.senses import coarse_value, value_name
 from tests.query.test_chain import graph_boosts
 from tests.query.test_senses import _paths
 
@@ -40,6 +40,39 @@ from tests.query.test_senses import _paths
 )
 def test_a_value_is_a_date_or_a_number(name, value):
     assert value_name(name) is value
+
+
+@pytest.mark.parametrize(
+    "name, coarse",
+    [
+        ("1899", True),
+        ("the 1990s", True),
+        ("12th century", True),
+        ("35", True),
+        ("March 3, 1974", False),  # a day: in a filing, the period its tables report
+        ("1 January 2001", False),
+        ("$1.2 billion", False),
+        ("25%", False),
+        ("Apollo 11", False),
+    ],
+)
+def test_a_coarse_value_is_a_year_or_a_bare_number(name, coarse):
+    assert coarse_value(name) is coarse
+
+
+def test_a_shared_full_date_still_links(bow_embeddings):
+    """Two chunks of one filing share the period's date; on SEC 10-Q unlinking full dates lost 4 of 37 answers."""
+    kg = KnowledgeGraph()
+    docs = {
+        "sales": ("Acme reported net sales for the quarter ended April 1, 2023.", "April 1, 2023"),
+        "table": ("Total net sales were 94,836 for the period ended April 1, 2023.", "April 1, 2023"),
+        "other": ("Texas is a large state.", "Texas"),
+    }
+    for cid, (text, value) in docs.items():
+        kg.add_chunk(Chunk(cid, text, cid))
+        kg.add_relation("Acme" if cid == "sales" else cid.title(), value, "REPORTED_FOR", chunk_id=cid)
+    r = EntityBasedKGRAG.from_graph(kg, bow_embeddings)
+    assert graph_boosts(r, "What did Acme report as net sales?")["table"] > 0
 
 
 def strauss_graph() -> KnowledgeGraph:

@@ -10,7 +10,7 @@ import numpy as np
 from kg_rag.arrays import unique_ints
 from kg_rag.index.lexical import tokenize
 from kg_rag.model.names import canonical_key
-from kg_rag.query.senses import common_noun, title_sense, value_name
+from kg_rag.query.senses import coarse_value, common_noun, title_sense
 from kg_rag.query.strategies.base import Strategy, StrategyInput, StrategyOutput, check_number, register_strategy
 from kg_rag.store.base import Pairs
 
@@ -58,9 +58,9 @@ def without_kinds(
     "snowfall", see :func:`~kg_rag.query.senses.common_noun`). A kind picks out one thing only within one
     passage, so two passages that share it are about two things of that kind — *Johnnycake* and *Klondike* are
     both unincorporated communities — and a link through it leads to a sibling, not to the next hop (paths
-    never join at a kind either: :func:`~kg_rag.query.senses.same_thing`). A value — a date or number
-    (:func:`~kg_rag.query.senses.value_name`) — is dropped as a kind is: *Johann Strauss II* died in 1899 and
-    *Finlandia* was written in 1899, and nothing joins the two. A kind the question itself writes
+    never join at a kind either: :func:`~kg_rag.query.senses.same_thing`). A coarse value — a year or a bare
+    number (:func:`~kg_rag.query.senses.coarse_value`) — is dropped as a kind is: *Johann Strauss II* died in 1899
+    and *Finlandia* was written in 1899, and nothing joins the two. A kind the question itself writes
     ("the snowfall in the city ...") still links: the passages about it are what the question asks for. When
     none of the entities has a capital, the extraction does not write case, and all are kept. Only the
     entities of more than one chunk are read (the others link nothing), unless all of those are kinds, or links
@@ -77,7 +77,7 @@ def without_kinds(
         alone = np.setdiff1d(np.arange(entities.size), linking)
         if all(n is not None and common_noun(n) for n in ws.view.names(entities[alone])):
             return entities
-    kind = [k or (n is not None and value_name(n)) for n, k in zip(names, kind)]
+    kind = [k or (n is not None and coarse_value(n)) for n, k in zip(names, kind)]
     keep = np.ones(entities.size, dtype=bool)
     keep[linking] = [
         not k or (bool(words := set(tokenize(n or ""))) and words <= question_words) for n, k in zip(names, kind)
