@@ -11,7 +11,6 @@ import numpy as np
 from kg_rag.model.results import RelationRow, ScoredEntity
 from kg_rag.query.params import QueryParams
 from kg_rag.query.seeds import Seeds
-from kg_rag.query.senses import are_values
 from kg_rag.query.workspace import Workspace
 from kg_rag.store.base import EdgeSet, Pairs
 
@@ -199,7 +198,7 @@ def _continuation(
 ) -> Callable[[int, int], bool]:
     """``continues(relation, rank)``: whether a relation stated by the less sure chunk at ``rank`` continues the
     evidence: one of its ends is an entity the question names, or one that a chunk ranked above it mentions and that is
-    no generic hub and no coarse value (two passages that write one year share it by coincidence). The chain grows pick
+    no generic hub. The chain grows pick
     by pick, so the third passage continues from the first two and the fourth from the first three (a 3-hop answer's
     last passage links to the one before it, not to the top one). The third to fifth passages are rarely supporting
     ones, so most of their relations are noise; for "the TEUs Thessaloniki handled" the last passage is the answer, and
@@ -218,7 +217,7 @@ def _continuation(
         first[e] = min(first.get(e, len(rank_of)), rank_of[c])
     if first:
         ents = np.fromiter(first, dtype=I64, count=len(first))
-        for h in ents[(ws.mention_counts(ents) > HUB_MENTIONS) | are_values(ws.view, ents, coarse=True)].tolist():
+        for h in ents[ws.mention_counts(ents) > HUB_MENTIONS].tolist():
             del first[h]
     for n in seeds.named:
         first[int(n)] = -1

@@ -10,7 +10,7 @@ import numpy as np
 from kg_rag.arrays import unique_ints
 from kg_rag.index.lexical import tokenize
 from kg_rag.model.names import canonical_key
-from kg_rag.query.senses import coarse_value, common_noun, title_sense
+from kg_rag.query.senses import common_noun, title_sense
 from kg_rag.query.strategies.base import Strategy, StrategyInput, StrategyOutput, check_number, register_strategy
 from kg_rag.store.base import Pairs
 
@@ -48,36 +48,28 @@ def walk_entities(ws: Workspace, chunk: int) -> np.ndarray:
 
 
 def without_kinds(
-    ws: Workspace,
-    entities: np.ndarray,
-    question_words: frozenset[str],
-    through_edges: bool = False,
-    kinds: bool = True,
+    ws: Workspace, entities: np.ndarray, question_words: frozenset[str], through_edges: bool = False
 ) -> np.ndarray:
     """The entities minus the kinds: names with no capital and no digit ("unincorporated community",
     "snowfall", see :func:`~kg_rag.query.senses.common_noun`). A kind picks out one thing only within one
     passage, so two passages that share it are about two things of that kind — *Johnnycake* and *Klondike* are
     both unincorporated communities — and a link through it leads to a sibling, not to the next hop (paths
-    never join at a kind either: :func:`~kg_rag.query.senses.same_thing`). A coarse value — a year or a bare
-    number (:func:`~kg_rag.query.senses.coarse_value`) — is dropped as a kind is: *Johann Strauss II* died in 1899
-    and *Finlandia* was written in 1899, and nothing joins the two. A kind the question itself writes
+    never join at a kind either: :func:`~kg_rag.query.senses.same_thing`). A kind the question itself writes
     ("the snowfall in the city ...") still links: the passages about it are what the question asks for. When
     none of the entities has a capital, the extraction does not write case, and all are kept. Only the
     entities of more than one chunk are read (the others link nothing), unless all of those are kinds, or links
-    also follow relation edges (``through_edges``: an entity of one chunk then links through its relations).
-    With ``kinds`` off (the ``link_kinds`` ablation) only the values are dropped."""
+    also follow relation edges (``through_edges``: an entity of one chunk then links through its relations)."""
     if entities.size == 0:
         return entities
     linking = np.arange(entities.size) if through_edges else np.flatnonzero(ws.mention_counts(entities) > 1)
     if linking.size == 0:
         return entities
     names = ws.view.names(entities[linking])
-    kind = [kinds and n is not None and common_noun(n) for n in names]
-    if kinds and all(kind):  # a caseless extraction, unless an entity of this chunk alone has a capital
+    kind = [n is not None and common_noun(n) for n in names]
+    if all(kind):  # a caseless extraction, unless an entity of this chunk alone has a capital
         alone = np.setdiff1d(np.arange(entities.size), linking)
         if all(n is not None and common_noun(n) for n in ws.view.names(entities[alone])):
             return entities
-    kind = [k or (n is not None and coarse_value(n)) for n, k in zip(names, kind)]
     keep = np.ones(entities.size, dtype=bool)
     keep[linking] = [
         not k or (bool(words := set(tokenize(n or ""))) and words <= question_words) for n, k in zip(names, kind)
@@ -288,7 +280,7 @@ class Chain(Strategy):
 
         walk_filtered = filtered_walk(ws)
         named = s.named if not self.link_named else frozenset()
-        question_words = frozenset(tokenize(ws.text))
+        question_words = frozenset(tokenize(ws.text)) if not self.link_kinds else frozenset()
 
         # seed boost: chunks mentioning query entities (under filters: stating an allowed relation of theirs)
         seed_boost: dict[int, float] = {}
@@ -319,7 +311,8 @@ class Chain(Strategy):
             ents = walk_entities(ws, handle)
             if named:  # a handful of names: set look-ups, not an array set operation
                 ents = ents[np.fromiter((e not in named for e in ents.tolist()), dtype=bool, count=ents.size)]
-            ents = without_kinds(ws, ents, question_words, self.edge_weight > 0, kinds=not self.link_kinds)
+            if not self.link_kinds:
+                ents = without_kinds(ws, ents, question_words, through_edges=self.edge_weight > 0)
             if ents.size == 0:
                 return none
             u = dict(zip(ents.tolist(), spec(ents).tolist()))
