@@ -24,7 +24,13 @@ from pydantic import BaseModel, Field
 
 from kg_rag.chat_calls import describe_chat_model, structured_output
 from kg_rag.errors import ExtractionError, InputError
-from kg_rag.ingest.extraction_schema import GLEANING_PROMPT, SYSTEM_PROMPT, ExtractionSchema, extraction_text
+from kg_rag.ingest.extraction_schema import (
+    GLEANING_PROMPT,
+    SYSTEM_PROMPT,
+    ExtractionSchema,
+    extraction_text,
+    vocabulary,
+)
 from kg_rag.model import Chunk, KnowledgeGraph
 from kg_rag.model.names import (
     DEFAULT_ENTITY_TYPE,
@@ -293,8 +299,8 @@ class LLMExtractor:
         if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
             raise InputError(f"max_retries must be an integer >= 0, got {max_retries!r}")
         self.schema = ExtractionSchema(
-            entity_types=entity_types,
-            relation_types=relation_types,
+            entity_types=vocabulary(entity_types, "entity_types"),
+            relation_types=vocabulary(relation_types, "relation_types"),
             system_prompt=system_prompt,
             relation_patterns=relation_patterns,
             strict_vocabulary=strict_vocabulary,

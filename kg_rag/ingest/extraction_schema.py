@@ -100,8 +100,8 @@ class ExtractionSchema:
     gleaning: int = 0
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "entity_types", _types(self.entity_types, "entity_types"))
-        relation_types = _types(self.relation_types, "relation_types")
+        object.__setattr__(self, "entity_types", vocabulary(self.entity_types, "entity_types"))
+        relation_types = vocabulary(self.relation_types, "relation_types")
         if RELATED not in relation_types:
             relation_types[RELATED] = DEFAULT_RELATION_TYPES[RELATED]
         object.__setattr__(self, "relation_types", relation_types)
@@ -256,8 +256,9 @@ def _parse(text: str, kind: str) -> Any:
         raise InputError(" ".join(str(exc).split())) from None
 
 
-def _types(value: Any, name: str) -> dict[str, str]:
-    """A list of types or a mapping type -> meaning, checked: non-empty, UPPER_SNAKE, meanings are text."""
+def vocabulary(value: Any, name: str) -> dict[str, str]:
+    """A list of types or a mapping type -> meaning, checked (non-empty, UPPER_SNAKE, meanings are text), as the
+    mapping (a type given by name alone speaks for itself: meaning ``""``)."""
     if isinstance(value, Mapping):
         items = list(value.items())
     elif isinstance(value, Sequence) and not isinstance(value, (str, bytes)):

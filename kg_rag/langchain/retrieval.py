@@ -34,8 +34,13 @@ class RetrievalOutput(TypedDict, total=False):
     warnings: list[str]
 
 
-class RetrievalState(RetrievalInput, RetrievalOutput, total=False):
-    pass
+class RetrievalState(RetrievalInput, total=False):
+    """The graph's state: the input's keys and the output's (``question`` stays required: it comes in)."""
+
+    context: str
+    paths: list[str]
+    sources: list[dict[str, Any]]
+    warnings: list[str]
 
 
 def shown_sources(result: Any) -> list[dict[str, Any]]:
