@@ -197,18 +197,18 @@ def _continuation(
     ws: Workspace, edges: EdgeSet, handles: np.ndarray, seeds: Seeds, p: QueryParams
 ) -> Callable[[int, int], bool]:
     """``continues(relation, rank)``: whether a relation stated by the less sure chunk at ``rank`` continues the
-    evidence: one of its ends is an entity the question names, or one that a chunk ranked above it mentions and that is
-    no generic hub. The chain grows pick
-    by pick, so the third passage continues from the first two and the fourth from the first three (a 3-hop answer's
-    last passage links to the one before it, not to the top one). The third to fifth passages are rarely supporting
-    ones, so most of their relations are noise; for "the TEUs Thessaloniki handled" the last passage is the answer, and
-    its row starts at *Thessaloniki*, which the top passage mentions. Rows about the passage's own subject, linked to
-    nothing the surer evidence says (a neighbouring chess olympiad, another stadium), are left out.
+    evidence: one of its ends is an entity the question names, or one that a chunk ranked above it mentions and
+    that is no generic hub. The chain grows pick by pick, so the third passage continues from the first two and
+    the fourth from the first three (a 3-hop answer's last passage links to the one before it, not to the top
+    one). The third to fifth passages are rarely supporting ones, so most of their relations are noise; for "the TEUs
+    Thessaloniki handled" the last passage is the answer, and its row starts at *Thessaloniki*, which the top
+    passage mentions. Rows about the passage's own subject, linked to nothing the surer evidence says (a
+    neighbouring chess olympiad, another stadium), are left out.
 
-    When the question asks for relation types (``less_sure_asked``, with ``relation_match`` on) and the returned chunks
-    state relations of one of them, a continuing relation must also be of one of them: a less sure passage is there for
-    the last hop's answer ("Thessaloniki -[HANDLED]-> 273,282 TEUs" for "how many TEUs did it handle"), while its other
-    rows that touch the surer evidence are its own facts about the shared entity, and few of them are gold (measured:
+    When the question asks for relation types (``less_sure_asked``, with ``relation_match`` on), a continuing
+    relation must also be of one of them: a less sure passage is there for the last hop's answer ("Thessaloniki
+    -[HANDLED]-> 273,282 TEUs" for "how many TEUs did it handle"), while its other rows that touch the surer
+    evidence are its own facts about the shared entity, and few of them are gold (measured:
     evaluation/design-figures.md)."""
     pairs = ws.chunk_entities(handles) if handles.size else Pairs.empty()
     rank_of = {int(h): i for i, h in enumerate(handles.tolist())}
@@ -227,7 +227,7 @@ def _continuation(
     if p.less_sure_asked and p.relation_match > 0 and ws.relation_words:
         names = edges.type_names
         asks = ws.asks_for({names[t] for t in set(edges.type_id.tolist())})
-        asked = {i for i, t in enumerate(edges.type_id.tolist()) if asks[names[t]]} or None  # asks for none here
+        asked = {i for i, t in enumerate(edges.type_id.tolist()) if asks[names[t]]}
 
     src, dst = edges.src.tolist(), edges.dst.tolist()
     never = len(rank_of)

@@ -43,12 +43,14 @@ def chain(bow_embeddings) -> EntityBasedKGRAG:
         top_k_chunks=4,
         fill_with_dense=False,
         relation_floor=0.0,
+        less_sure_asked=False,
     )
     return EntityBasedKGRAG.from_graph(chain_graph(), bow_embeddings, params=params)
 
 
 def reached(result) -> set[str]:
-    """The entities the expansion reached that the graph half shows (every fact is shown: ``relation_floor`` 0)."""
+    """The entities the expansion reached that the graph half shows (every fact is shown: ``relation_floor`` 0,
+    and a less sure passage's continuing rows whatever their type, ``less_sure_asked`` off)."""
     return {e.key for e in result.entities}
 
 
