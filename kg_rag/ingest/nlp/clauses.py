@@ -113,11 +113,12 @@ class Passage:
         return quantity if quantity is not None else self._described(i, depth)
 
     def _quantity(self, i: int) -> Ref | None:
-        """A counted noun is a quantity: ``4 congressional districts``, ``273,282 TEUs``."""
+        """A counted noun is a quantity: ``4 congressional districts``, ``273,282 TEUs``. A date before a noun is
+        no count: "a 1937 film directed by Raoul Walsh" is a film, and stands for what the sentence is about."""
         d = self.doc
         for k in d.kids(i, "nummod"):
             m = self.by_token.get(k)
-            if m is not None and m.is_value and m.start < i:
+            if m is not None and m.label in COUNTS and m.start < i:
                 return Ref(" ".join(d.span_text(m.start, i + 1).split()), "QUANTITY")
         return None
 
@@ -480,6 +481,9 @@ def _noun(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
     yield from _emit([owner], _attribute(d, n), named, evidence)
 
 
+COUNTS = frozenset({"NUMBER", "QUANTITY"})
+"""Value types that count a noun (``4 districts``); a date or an amount before a noun does not."""
+
 KINSHIP = frozenset(
     "child son daughter wife husband widow widower father mother parent brother sister sibling grandson "
     "granddaughter grandchild nephew niece cousin heir stepson stepdaughter".split()
@@ -538,17 +542,28 @@ def _lifespans(p: Passage, start: int, end: int, evidence: str) -> Iterator[Trip
     """``X (born 9 August 1957 in Y)`` and ``X (1920 – 2010)``: the bracket after a name gives its dates."""
     d = p.doc
     for m in p.mentions:
-        if m.is_value or not start <= m.start < end or m.end >= end or d.text[m.end] != "(":
+        if m.is_value or not start <= m.start < end or m.end >= d.n or d.text[m.end] != "(":
             continue
-        close = next((i for i in range(m.end, min(end, m.end + 25)) if d.text[i] == ")"), None)
+        # the bracket may close past the sentence: the small pipeline often ends one at "(born ... )"
+        close = next((i for i in range(m.end, min(d.n, m.end + 25)) if d.text[i] == ")"), None)
         if close is None:
             continue
         inside = [x for x in p.mentions if m.end < x.start and x.end <= close]
         subject = p.mention_ref(m)
         dates = [x for x in inside if x.label == "DATE"]
         if m.end + 1 < close and d.lower[m.end + 1] in BIRTH:
-            for x in inside:
-                word = "born on" if x.label == "DATE" else "born in" if x.label == "LOCATION" else None
+            for j, x in enumerate(inside):
+                after = inside[j + 1] if j + 1 < len(inside) else None
+                if x.label == "NUMBER" and after is not None and after.label == "DATE" and after.start == x.end:
+                    # "born 31 May 1955": the small pipeline reads the day apart from the month and year
+                    yield Triple(
+                        subject, "born on", Ref(" ".join(d.span_text(x.start, after.end).split()), "DATE"), evidence
+                    )
+                    continue
+                if x.label == "DATE" and j > 0 and inside[j - 1].label == "NUMBER" and inside[j - 1].end == x.start:
+                    continue
+                placed = x.label == "LOCATION" or (not x.is_value and x.start > 0 and d.lower[x.start - 1] == "in")
+                word = "born on" if x.label == "DATE" else "born in" if placed else None
                 if word:
                     yield Triple(subject, word, p.mention_ref(x), evidence)
         elif len(dates) == 2 and any(d.text[i] in DASHES for i in range(dates[0].end, dates[1].start)):

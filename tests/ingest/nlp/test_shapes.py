@@ -59,6 +59,13 @@ SHAPES = [
         {("Massachusetts", "CHILD_OF", "John Smith"), ("Boston", "CHILD_OF", "John Smith")},
     ),
     (
+        "a dated description with a participle clause",
+        "Jump for Glory",
+        "Jump for Glory is a 1937 British drama film directed by Raoul Walsh and starring Valerie Hobson.",
+        {("Jump for Glory", "DIRECTED_BY", "Raoul Walsh"), ("Jump for Glory", "STARRING", "Valerie Hobson")},
+        {("1937 British drama film", "DIRECTED_BY", "Raoul Walsh")},
+    ),
+    (
         "copula with a relational noun",
         None,
         "Nashville is the capital of Tennessee.",
@@ -140,6 +147,16 @@ SHAPES = [
         None,
         "Scott Young (April 14, 1918 – June 12, 2005) was a Canadian journalist.",
         {("Scott Young", "BORN_ON", "April 14, 1918"), ("Scott Young", "DIED_ON", "June 12, 2005")},
+        set(),
+    ),
+    (
+        "birth in brackets, the day read apart and the place mislabelled",
+        "Jean-Luc Vandenbroucke",
+        "Jean-Luc Vandenbroucke (born 31 May 1955 in Mouscron) is a Belgian former road bicycle racer.",
+        {
+            ("Jean-Luc Vandenbroucke", "BORN_ON", "31 May 1955"),
+            ("Jean-Luc Vandenbroucke", "BORN_IN", "Mouscron"),
+        },
         set(),
     ),
     (
