@@ -481,6 +481,12 @@ def _noun(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
     yield from _emit([owner], _attribute(d, n), named, evidence)
 
 
+DIVISIONS = frozenset(
+    "region province district county state department oblast prefecture municipality governorate territory "
+    "canton parish borough emirate voivodeship raion".split()
+)
+"""Nouns of administrative divisions: ``the Hiran region of Somalia`` names a place even untyped."""
+
 COUNTS = frozenset({"NUMBER", "QUANTITY"})
 """Value types that count a noun (``4 districts``); a date or an amount before a noun does not."""
 
@@ -573,7 +579,8 @@ def _lifespans(p: Passage, start: int, end: int, evidence: str) -> Iterator[Trip
 
 def _places(p: Passage, start: int, end: int, evidence: str) -> Iterator[Triple]:
     """``Nashville, Tennessee``: a place written with the political unit it lies in after a comma (not a list of
-    places: the second is not coordinated with the first, and the first heads no list)."""
+    places: the second is not coordinated with the first, and the first heads no list); ``the Eastern Region of
+    Uganda``: a place written with the place it is part of after "of"."""
     d = p.doc
     places = [m for m in p.mentions if start <= m.start < end and m.label == "LOCATION"]
     for a, b in zip(places, places[1:]):
@@ -584,3 +591,17 @@ def _places(p: Passage, start: int, end: int, evidence: str) -> Iterator[Triple]
         listed = any(d.dep[i] == "conj" for i in inside_b) or any(d.kids(i, "conj") for i in inside_a)
         if not listed and heads <= inside_a | {b.end}:
             yield Triple(p.mention_ref(a), "located in", p.mention_ref(b), evidence)
+    # "the Eastern Region of Uganda", "the central Hiran region of Somalia": a place written with "of" and the
+    # place it is part of (one name, "the Gulf of Mexico", is one mention and says nothing here)
+    for b in places:
+        of = d.head[b.start] if d.dep[b.start] == "pobj" else None
+        if of is None or d.lower[of] != "of" or of in p.by_token:
+            continue
+        h = d.head[of]
+        named = [p.by_token[t] for t in (h, *d.kids(h, "compound")) if t in p.by_token]
+        place = d.lemma(h) in DIVISIONS
+        if not any(m.label == "LOCATION" or (place and not m.label) for m in named):
+            continue  # "the capital of France": a relational noun, read as such elsewhere
+        whole = p.ref(h)
+        if whole is not None and whole.label in ("LOCATION", "") and whole.name != b.name:
+            yield Triple(whole, "part of", p.mention_ref(b), evidence)

@@ -66,6 +66,27 @@ SHAPES = [
         {("1937 British drama film", "DIRECTED_BY", "Raoul Walsh")},
     ),
     (
+        "a place of a place",
+        "Buyende",
+        "Buyende is a town in the Eastern Region of Uganda.",
+        {("Buyende", "TOWN_IN", "Eastern Region"), ("Eastern Region", "PART_OF", "Uganda")},
+        {("Uganda", "PART_OF", "Eastern Region")},
+    ),
+    (
+        "an untyped division of a place",
+        "Ceelmakoile",
+        "Ceelmakoile is a town in the central Hiran region of Somalia.",
+        {("Hiran region", "PART_OF", "Somalia")},
+        set(),
+    ),
+    (
+        "a relational noun of a place is no part",
+        None,
+        "Paris is the capital of France.",
+        {("Paris", "CAPITAL_OF", "France")},
+        {("Paris", "PART_OF", "France")},
+    ),
+    (
         "copula with a relational noun",
         None,
         "Nashville is the capital of Tennessee.",
