@@ -260,7 +260,8 @@ def _noun_words(d: Parse, n: int) -> list[int]:
 def _subjects(p: Passage, v: int, depth: int = 0) -> list[Ref]:
     d = p.doc
     own = d.kids(v, *SUBJECTS)
-    if own:
+    if own:  # "much of Britain was conquered by": a part stands for the whole it is part of
+        own = [o for s in own for o in (_partitive(d, s) or [s])]
         return [r for s in own for r in _refs(p, s)]
     for c in d.kids(v, "ccomp", "csubj", "dep"):  # a quoted title parsed as a clause: "Your Love Is a Song" was ...
         m = p.by_token.get(c)
@@ -286,6 +287,17 @@ def _subjects(p: Passage, v: int, depth: int = 0) -> list[Ref]:
     if dep == "advcl" and d.tag[v] in ("VBN", "VBG"):
         return _subjects(p, h, depth + 1)
     return []
+
+
+PARTITIVES = frozenset("much most part parts all some half portion portions large".split())
+"""Words that, with "of", name a part of a whole (``much of Britain``)."""
+
+
+def _partitive(d: Parse, s: int) -> list[int]:
+    """The whole a partitive subject names a part of (``much of Britain``: *Britain*), or nothing."""
+    if d.lower[s] not in PARTITIVES or d.pos[s] == "PROPN":
+        return []
+    return [o for prep in d.kids(s, "prep") if d.lower[prep] == "of" for o in d.kids(prep, "pobj")]
 
 
 def _relative(d: Parse, prep: int) -> bool:
@@ -376,6 +388,9 @@ def _verb(p: Passage, v: int, evidence: str) -> Iterator[Triple]:
             if d.lower[c] == "as":  # "wound up as Djibouti's first president": the subject is in that role
                 yield from _roles(p, subjects, d.kids(c, "pobj"), evidence)
             yield from _via(p, subjects, _words(d, group, *described, c), c, evidence)
+            for also in d.kids(c, "conj"):  # "is used in Belgium and in the Netherlands"
+                if d.pos[also] == "ADP":
+                    yield from _via(p, subjects, _words(d, group, *described, also), also, evidence)
             for o in d.kids(c, "pobj"):  # "born on 7 November 1867 in Warsaw": a date takes no place, the verb does
                 if d.ent[o] in ("DATE", "TIME"):
                     for inner in d.kids(o, "prep"):

@@ -87,6 +87,20 @@ SHAPES = [
         {("Paris", "PART_OF", "France")},
     ),
     (
+        "a part stands for its whole",
+        None,
+        "Much of Britain was conquered by the Roman Empire from AD 43.",
+        {("Britain", "CONQUERED_BY", "Roman Empire")},
+        {("Roman Empire", "CONQUERED_BY", "Britain")},
+    ),
+    (
+        "coordinated prepositional phrases",
+        "Hogeschool",
+        "Hogeschool is used in Belgium and in the Netherlands.",
+        {("Hogeschool", "USED_IN", "Belgium"), ("Hogeschool", "USED_IN", "Netherlands")},
+        set(),
+    ),
+    (
         "copula with a relational noun",
         None,
         "Nashville is the capital of Tennessee.",
