@@ -140,7 +140,10 @@ class Passage:
         h = d.head[i]
         if d.dep[i] == "attr" and d.lemma(h) in COPULAS:
             subject = d.kid(h, *SUBJECTS)
-            return _resolved(self.ref(subject, depth + 1)) if subject is not None else None
+            if subject is None:  # a quoted title the parse left hanging ("It'll Be Me" is a song ...)
+                titled = _subjects(self, h, depth + 1) if depth < 3 else []
+                return _resolved(titled[0]) if len(titled) == 1 else None
+            return _resolved(self.ref(subject, depth + 1))
         if d.dep[i] == "appos":
             return _resolved(self.ref(h, depth + 1))
         if d.lemma(i) in PLACE_NOUNS:
@@ -267,6 +270,14 @@ def _subjects(p: Passage, v: int, depth: int = 0) -> list[Ref]:
         m = p.by_token.get(c)
         if m is not None and m.end <= v and m.kind in ("quote", "topic"):
             return [p.mention_ref(m)]
+    if d.dep[v] == "ROOT":  # "It'll Be Me" is a song ...: the title's words hang off its quote mark, not the verb
+        before = p.by_token.get(v - 1) or (p.by_token.get(v - 2) if v >= 2 and d.pos[v - 1] == "PUNCT" else None)
+        if (
+            before is not None
+            and before.kind in ("quote", "topic")
+            and all(d.pos[t] == "PUNCT" for t in range(d.sent_start(v), before.start))
+        ):
+            return [p.mention_ref(before)]
     for aux in d.kids(v, "auxpass", "aux"):  # inverted: "Located in Paris is the Louvre" = the Louvre is located in
         if aux > v:
             return [r for a in d.kids(aux, "attr") for r in _refs(p, a)]

@@ -101,6 +101,13 @@ SHAPES = [
         set(),
     ),
     (
+        "a quoted title the parse leaves hanging",
+        "It'll Be Me",
+        '"It\'ll Be Me" is a song written by Jack Clement, first released in April 1957 by Jerry Lee Lewis.',
+        {("It'll Be Me", "WRITTEN_BY", "Jack Clement"), ("It'll Be Me", "RELEASED_BY", "Jerry Lee Lewis")},
+        set(),
+    ),
+    (
         "copula with a relational noun",
         None,
         "Nashville is the capital of Tennessee.",
