@@ -610,7 +610,7 @@ def _places(p: Passage, start: int, end: int, evidence: str) -> Iterator[Triple]
     d = p.doc
     places = [m for m in p.mentions if start <= m.start < end and m.label == "LOCATION"]
     for a, b in zip(places, places[1:]):
-        if b.start != a.end + 1 or d.text[a.end] != "," or d.ent[b.start] != "GPE":
+        if b.start != a.end + 1 or d.text[a.end] != "," or d.ent[b.start] not in ("GPE", "LOC"):
             continue
         inside_a, inside_b = set(range(a.start, a.end)), set(range(b.start, b.end))
         heads = {d.head[i] for i in inside_b} - inside_b

@@ -33,6 +33,7 @@ from kg_rag.ingest.nlp.loading import load_pipeline, pipeline_id
 from kg_rag.ingest.nlp.mentions import (
     LABELS,
     PASSAGE_VALUES,
+    VALUES,
     NameTable,
     Topic,
     bare_title,
@@ -46,7 +47,7 @@ from kg_rag.model.relation_types import RelationTyper
 
 logger = logging.getLogger(__name__)
 
-RULES_VERSION = 7
+RULES_VERSION = 9
 """Bumped when the rules change what is extracted, so documents extracted under older rules are extracted again."""
 MAX_CHARS = 200_000
 """Longest chunk text parsed whole; a longer one (a corpus passage nobody split) is parsed up to here."""
@@ -219,13 +220,16 @@ def read_passage(
 
 
 def _topic_label(doc: Parse, mentions: Sequence[Any]) -> str | None:
-    """The recogniser's type for the topic where the text writes it (``None``: not written, or not recognised)."""
+    """The recogniser's type for the topic where the text writes it (``None``: not written, or not recognised). A
+    passage is about a thing, never a value: the recogniser reads *Salt March* as a date, which would leave the
+    passage's subject out of every relation."""
     for m in mentions:
         if m.kind != "topic":
             continue
         for ent in doc.doc.ents:
             if ent.start < m.end and m.start < ent.end and ent.label_ in LABELS:
-                return LABELS[ent.label_]
+                label = LABELS[ent.label_]
+                return None if label in VALUES else label
     return None
 
 

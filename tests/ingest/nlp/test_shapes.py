@@ -108,6 +108,20 @@ SHAPES = [
         set(),
     ),
     (
+        "a place and the region it lies in after a comma",
+        "Mount Sulivan",
+        "Mount Sulivan is a mountain on West Falkland, Falkland Islands, not far from Lake Sulivan.",
+        {("West Falkland", "LOCATED_IN", "Falkland Islands")},
+        {("Falkland Islands", "LOCATED_IN", "West Falkland")},
+    ),
+    (
+        "a title the recogniser reads as a date is still the subject",
+        "Salt March",
+        "The Salt March was an act of civil disobedience in India initiated by Mohandas Karamchand Gandhi.",
+        {("Salt March", "INITIATED_BY", "Mohandas Karamchand Gandhi")},
+        set(),
+    ),
+    (
         "copula with a relational noun",
         None,
         "Nashville is the capital of Tennessee.",
