@@ -360,6 +360,8 @@ def _dated(d: Parse, prep: int) -> bool:
 
 def _verb(p: Passage, v: int, evidence: str) -> Iterator[Triple]:
     d = p.doc
+    if v > 1 and d.text[v - 1] == "(" and d.lower[v] in BIRTH and (v - 2) in p.by_token:
+        return  # "X (born 31 May 1955 in Y)": the bracket after a name is read whole (_lifespans), not as a clause
     subjects = [s for s in _subjects(p, v) if not s.is_value]
     if d.dep[v] in ("ROOT", "conj"):
         for s in subjects:

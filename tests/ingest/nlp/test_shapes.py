@@ -213,7 +213,7 @@ SHAPES = [
             ("Jean-Luc Vandenbroucke", "BORN_ON", "31 May 1955"),
             ("Jean-Luc Vandenbroucke", "BORN_IN", "Mouscron"),
         },
-        set(),
+        {("Jean-Luc Vandenbroucke", "BORN", "31")},
     ),
     (
         "born on and in",
