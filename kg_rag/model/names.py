@@ -19,6 +19,12 @@ and are never counted or rendered as extracted relations."""
 
 DEFAULT_ENTITY_TYPE = "ENTITY"
 
+MONTHS = frozenset(
+    "january february march april may june july august september october november december jan feb mar apr jun "
+    "jul aug sep sept oct nov dec".split()
+)
+"""Month names and their abbreviations, lower case: what makes a number a date."""
+
 DEFAULT_ENTITY_TYPES: tuple[str, ...] = (
     "PERSON",
     "ORGANIZATION",

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from kg_rag.model.names import canonical_key
+from kg_rag.model.names import MONTHS, canonical_key
 from kg_rag.store.base import QueryBackend
 
 I64 = np.int64
@@ -39,16 +39,9 @@ def common_noun(name: str) -> bool:
     return not any(ch.isupper() or ch.isdigit() for ch in str(name))
 
 
-_MONTHS = (
-    "january february march april may june july august september october november december "
-    "jan feb mar apr jun jul aug sep sept oct nov dec"
-).split()
-_VALUE_WORDS = frozenset(
-    [
-        *_MONTHS,
-        *"ad bc bce ce a.d. b.c. c. ca. circa century centuries year years decade the of in on early late mid "
-        "around about and to from until between million billion thousand hundred percent per cent".split(),
-    ]
+_VALUE_WORDS = MONTHS | frozenset(
+    "ad bc bce ce a.d. b.c. c. ca. circa century centuries year years decade the of in on early late mid around about "
+    "and to from until between million billion thousand hundred percent per cent".split()
 )
 _NUMBER = re.compile(r"^[$£€¥]?[-–'’]?\d[\d,.:/–-]*(st|nd|rd|th|s|'s|%)?$")
 
@@ -58,17 +51,13 @@ def value_name(name: str) -> bool:
     thing. Two passages that write the same value share it by coincidence — *Johann Strauss II* died in 1899 and
     *Finlandia* was written in 1899 — so a path never passes through a value (it may end at one: "when did he
     die"). Passages are still linked through values by the chain strategy: unlinking years and small numbers was
-    measured neutral on MuSiQue and lost 1-3 of 100 SEC 10-Q answers (evaluation/chain.md)."""
-    words = _value_words(name)
+    measured neutral on MuSiQue and lost 1-4 of 100 SEC 10-Q answers (evaluation/chain.md)."""
+    words = [w for w in re.split(r"[\s–-]+|,(?!\d)", str(name).lower()) if w]  # "13,507" stays one number
     return (
         any(ch.isdigit() for ch in str(name))
         and bool(words)
         and all(w in _VALUE_WORDS or _NUMBER.match(w) is not None for w in words)
     )
-
-
-def _value_words(name: str) -> list[str]:
-    return [w for w in re.split(r"[\s–-]+|,(?!\d)", str(name).lower()) if w]  # "13,507" stays one number
 
 
 def are_values(view: QueryBackend, entity_ids: np.ndarray) -> np.ndarray:

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from kg_rag.ingest.nlp.parse import Parse
-from kg_rag.model.names import canonical_key
+from kg_rag.model.names import MONTHS, canonical_key
 
 LABELS = {
     "PERSON": "PERSON",
@@ -51,10 +51,6 @@ VALUES = frozenset({"DATE", "TIME", "MONEY", "PERCENT", "QUANTITY", "NUMBER"})
 """Types of specific values: kept as the object of a relation ("born on 9 August 1957"), never as a subject."""
 PASSAGE_VALUES = frozenset({"DATE", "MONEY", "PERCENT"})
 """Values also kept as entities of the passage on their own (a date or an amount is looked up by itself)."""
-MONTHS = frozenset(
-    "january february march april may june july august september october november december jan feb mar apr jun "
-    "jul aug sep sept oct nov dec".split()
-)
 PROPER = frozenset({"NNP", "NNPS"})
 NOMINAL = frozenset({"nsubj", "nsubjpass", "dobj", "pobj", "attr", "appos", "conj", "dative", "oprd", "ROOT"})
 """Dependencies a noun phrase fills: a capitalised word in one of them is a name, wherever the sentence starts."""
