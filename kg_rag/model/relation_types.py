@@ -102,15 +102,15 @@ def _lemmatizer() -> Callable[[str], str]:
         return lambda word: word
     default = partial(simplemma.lemmatize, lang="en")
     try:
+        from platformdirs import user_cache_dir
         from simplemma.strategies import DefaultStrategy
         from simplemma.strategies.dictionaries.trie_dictionary_factory import TrieDictionaryFactory
-
-        factory = TrieDictionaryFactory()
-    except Exception:  # ImportError without marisa-trie; older simplemma versions
+    except ImportError:  # without marisa-trie, or a simplemma without tries
         return default
-    cache = getattr(factory, "_cache_dir", None)
-    if not isinstance(cache, Path) or not ((cache / "en.dic").exists() or _writable(cache)):
+    cache = Path(user_cache_dir("simplemma")) / "marisa_trie" / str(getattr(simplemma, "__version__", "unknown"))
+    if not ((cache / "en.dic").exists() or _writable(cache)):
         return default
+    factory = TrieDictionaryFactory(disk_cache_dir=str(cache))
     lemmatizer = simplemma.Lemmatizer(lemmatization_strategy=DefaultStrategy(dictionary_factory=factory))
     return partial(lemmatizer.lemmatize, lang="en")
 
