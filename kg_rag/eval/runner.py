@@ -176,7 +176,7 @@ class _Corpus:
 
 TEXT_CACHES = (
     "kg_rag.model.names:canonical_key",
-    "kg_rag.model.relation_types:lemma",
+    "kg_rag.model.lemmas:lemma",
     "kg_rag.model.relation_types:analyse",
     "kg_rag.query.relation_match:_type_words",
     "kg_rag.query.relation_match:matches",

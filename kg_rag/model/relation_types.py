@@ -29,16 +29,15 @@ always kept on the relation, so nothing is lost by typing.
 
 from __future__ import annotations
 
-import os
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache, partial
-from pathlib import Path
+from functools import lru_cache
 
 from kg_rag.errors import InputError
+from kg_rag.model.lemmas import lemma
 from kg_rag.model.names import DEFAULT_RELATION_PATTERNS, RELATED, SYNONYM, upper_snake
 
 _TOKEN = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*", re.UNICODE)
@@ -81,47 +80,6 @@ _PARTICIPLE_PREFIXES = ("co-", "re-", "over", "under", "re", "co", "out", "up", 
 
 NOUN_PHRASE = "<np>"
 """First element of the key of a noun-phrase predicate (``is a play by``)."""
-
-
-@lru_cache(maxsize=65536)
-def lemma(word: str) -> str:
-    """The English lemma of a lower-case word (``simplemma``; the word itself when it is unknown)."""
-    return _lemmatizer()(word)
-
-
-@lru_cache(maxsize=1)
-def _lemmatizer() -> Callable[[str], str]:
-    """simplemma's English lemmatizer, reading its dictionary from a MARISA trie cached on disk (``marisa-trie``):
-    decoding the shipped dictionary into a ``dict`` took 0.46 s of every one-off query, loading the cached trie
-    takes milliseconds. Without the trie package, or where neither a cached trie nor a writable cache exists (a
-    trie rebuilt in memory each run is slower than the ``dict``), simplemma's default dictionary; without
-    simplemma, the word itself."""
-    try:
-        import simplemma
-    except ImportError:  # pragma: no cover - simplemma is a dependency; degrade to the surface form
-        return lambda word: word
-    default = partial(simplemma.lemmatize, lang="en")
-    try:
-        from platformdirs import user_cache_dir
-        from simplemma.strategies import DefaultStrategy
-        from simplemma.strategies.dictionaries.trie_dictionary_factory import TrieDictionaryFactory
-    except ImportError:  # without marisa-trie, or a simplemma without tries
-        return default
-    cache = Path(user_cache_dir("simplemma")) / "marisa_trie" / str(getattr(simplemma, "__version__", "unknown"))
-    if not ((cache / "en.dic").exists() or _writable(cache)):
-        return default
-    factory = TrieDictionaryFactory(disk_cache_dir=str(cache))
-    lemmatizer = simplemma.Lemmatizer(lemmatization_strategy=DefaultStrategy(dictionary_factory=factory))
-    return partial(lemmatizer.lemmatize, lang="en")
-
-
-def _writable(directory: Path) -> bool:
-    """Whether ``directory`` exists or can be made, and files can be written in it."""
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return False
-    return os.access(directory, os.W_OK)
 
 
 def _participle(word: str) -> bool:

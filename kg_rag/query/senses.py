@@ -50,8 +50,8 @@ def value_name(name: str) -> bool:
     """A date or number ("1899", "March 3, 1974", "the 1990s", "12th century", "$1.2 billion"): a value, not a
     thing. Two passages that write the same value share it by coincidence — *Johann Strauss II* died in 1899 and
     *Finlandia* was written in 1899 — so a path never passes through a value (it may end at one: "when did he
-    die"). Passages are still linked through values by the chain strategy: unlinking years and small numbers was
-    measured neutral on MuSiQue and lost 1-4 of 100 SEC 10-Q answers (evaluation/chain.md)."""
+    die"). Passages are still linked through values by the chain strategy: unlinking them gained nothing on MuSiQue
+    and cost answers on SEC 10-Q, where chunks of one filing share its figures (measured: evaluation/chain.md)."""
     words = [w for w in re.split(r"[\s–-]+|,(?!\d)", str(name).lower()) if w]  # "13,507" stays one number
     return (
         any(ch.isdigit() for ch in str(name))

@@ -184,7 +184,7 @@ def test_every_method_is_timed_with_the_text_memos_empty():
     assert found - set(TEXT_CACHES) == {
         "kg_rag.tokens:get_encoding",
         "kg_rag.ingest.nlp.loading:load_pipeline",
-        "kg_rag.model.relation_types:_lemmatizer",
+        "kg_rag.model.lemmas:_lemmatizer",
     }
     assert set(TEXT_CACHES) <= found
     canonical_key("Some Name")

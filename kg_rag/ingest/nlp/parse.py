@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kg_rag.model.relation_types import lemma
+from kg_rag.model.lemmas import lemma
 
 _CODE = re.compile(
     r"(?<![\w-])[A-Z][A-Za-z]{0,7}-\d+(?:[-/.]\d+)*(?![\w-])"  # IR-2023-14, POL-7, COVID-19

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import simplemma
 
-from kg_rag.model import relation_types as rt
+from kg_rag.model import lemmas as rt
 
 WORDS = ["married", "wrote", "born", "founded", "superseded", "running", "children", "unknownword"]
 
