@@ -10,6 +10,7 @@ are part of an entity the question names, and stop-words, never match.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from functools import lru_cache
 
@@ -80,6 +81,27 @@ def matches(words: frozenset[str], relation_type: str, predicate: str | None = N
     if predicate:
         candidates |= {w for w in analyse(predicate).key if w not in PREPOSITIONS and len(w) >= 3}
     return any(_related(q, t) for q in words for t in candidates)
+
+
+_WH = re.compile(r"\b(who|whom|whose|what|which|where|when|why|how)\b(?:\s+(\w+))?", re.IGNORECASE)
+_VALUE_NOUNS = frozenset("year years date day month century decade age time period".split())
+_VALUE_HOW = frozenset("many much long old far tall big large high deep wide often".split())
+
+
+def asks_for_value(question: str) -> bool:
+    """Whether the question asks for a date or a quantity ("When did ...", "In what year ...", "How many ..."):
+    its question word — the first of its last sentence, so "Who was president when the state was admitted?"
+    asks for a person — is *when*, *how* with a measure (*many*, *long*, *old*), or *what* / *which* with a time
+    noun (*year*, *date*, *century*). The answer is then a value (:func:`kg_rag.query.senses.value_name`), and a
+    relation ending at one is of the asked kind, as a relation of an asked type is."""
+    sentences = [x for x in re.split(r"(?<=[.!?])\s+", question.strip()) if x.strip()]
+    m = _WH.search(sentences[-1]) if sentences else None
+    if m is None:
+        return False
+    word, after = m[1].lower(), (m[2] or "").lower()
+    if word in ("what", "which"):
+        return after in _VALUE_NOUNS
+    return word == "when" or (word == "how" and after in _VALUE_HOW)
 
 
 class TypeIndex:

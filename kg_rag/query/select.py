@@ -11,6 +11,7 @@ import numpy as np
 from kg_rag.model.results import RelationRow, ScoredEntity
 from kg_rag.query.params import QueryParams
 from kg_rag.query.seeds import Seeds
+from kg_rag.query.senses import value_name
 from kg_rag.query.workspace import Workspace
 from kg_rag.store.base import EdgeSet, Pairs
 
@@ -105,14 +106,16 @@ def score_relations(
       second 1/2, ...); a relation between two entities the question names is evidenced by the question. A
       chunk less than half as sure as the top one (the third and later) evidences only the relations that
       continue from what a chunk ranked above it or the question names (see :func:`_continuation`) and, when the
-      question asks for relation types (``less_sure_asked``), are of one of them: its other relations are
-      about its own neighbours. Ranks in ``unsure`` (the second, see :func:`unsure_ranks`) are treated so too;
+      question asks for relation types (``less_sure_asked``), are of the kind it asks for
+      (:func:`asked_relations`): its other relations are about its own neighbours. Ranks in ``unsure`` (the
+      second, see :func:`unsure_ranks`) are treated so too;
     - its **fit** to the question: how similar its fact (``source predicate target``) is to the query, mapped
       to [0.5, 1] so fit refines the order without overriding evidence;
     - its **specificity**: relations whose ends are generic hubs (mentioned in many chunks, like a country or
       "film") are demoted, unless the hub is a query entity;
-    - whether the question **asks for its type** ("spouse", "born", "replaced": see
-      :mod:`kg_rag.query.relation_match`), by ``relation_match``.
+    - whether the question **asks for its kind**: its type ("spouse", "born", "replaced": see
+      :mod:`kg_rag.query.relation_match`), or a value at its end when the question asks "when" or "how many"
+      (:func:`asked_relations`), by ``relation_match``.
 
     Relevance drops off: a relation is kept only while it is at least ``relation_floor`` times as relevant as the
     best one (or of an asked type), and the :data:`RELATION_POOL` most relevant are what paths and rows are chosen
@@ -153,11 +156,8 @@ def score_relations(
     def spec(h: int) -> float:
         return 1.0 if h in seed_set else min(1.0, k / max(mentions.get(h, 1.0) - 1.0, 1.0))
 
-    asked = np.zeros(len(all_edges), dtype=np.float64)
-    if p.relation_match > 0 and ws.relation_words:
-        names = all_edges.type_names
-        asks = ws.asks_for({names[t] for t in set(all_edges.type_id.tolist())})
-        asked = np.asarray([p.relation_match if asks[names[t]] else 0.0 for t in all_edges.type_id.tolist()])
+    asks = asked_relations(ws, all_edges, p)
+    asked = np.where(asks, p.relation_match, 0.0) if asks is not None else np.zeros(len(all_edges))
     base = np.asarray(
         [
             evidence.get(e, 0.0) * (1.0 + max(f, 0.0)) / 2.0 * min(spec(a), spec(b))
@@ -180,6 +180,23 @@ RELATION_POOL = 25
 HUB_MENTIONS = 30.0
 """A relation end mentioned in more than this many chunks counts as a generic hub (its relevance shrinks in
 proportion), the same scale at which the chain strategy stops linking through an entity."""
+
+
+def asked_relations(ws: Workspace, edges: EdgeSet, p: QueryParams) -> np.ndarray | None:
+    """Which relations are of the kind the question asks for (``None``: it asks for none, or ``relation_match``
+    is off): of a type it names ("spouse", "born": :meth:`Workspace.asks_for`), or, when it asks for a date or a
+    quantity ("When did ...", "How many ...": :attr:`Workspace.asks_value`), ending at a value ("April 1793",
+    "35"; :func:`~kg_rag.query.senses.value_name`)."""
+    if p.relation_match <= 0 or not ws.relation_words:
+        return None
+    names = edges.type_names
+    asks = ws.asks_for({names[t] for t in set(edges.type_id.tolist())})
+    out = np.asarray([asks[names[t]] for t in edges.type_id.tolist()], dtype=bool)
+    if ws.asks_value and len(edges):
+        ends = np.unique(np.concatenate([edges.src, edges.dst]))
+        values = ends[[label is not None and value_name(label[1]) for label in ws.view.labels(ends)]]
+        out |= np.isin(edges.src, values) | np.isin(edges.dst, values)
+    return out
 
 
 def unsure_ranks(graph: Sequence[float], p: QueryParams) -> frozenset[int]:
@@ -206,9 +223,10 @@ def _continuation(
     neighbouring chess olympiad, another stadium), are left out.
 
     When the question asks for relation types (``less_sure_asked``, with ``relation_match`` on), a continuing
-    relation must also be of one of them: a less sure passage is there for the last hop's answer ("Thessaloniki
-    -[HANDLED]-> 273,282 TEUs" for "how many TEUs did it handle"), while its other rows that touch the surer
-    evidence are its own facts about the shared entity, and few of them are gold (measured:
+    relation must also be of the asked kind (:func:`asked_relations`: one of those types, or ending at a value
+    when the question asks for a date or a quantity): a less sure passage is there for the last hop's answer
+    ("Thessaloniki -[HANDLED]-> 273,282 TEUs" for "how many TEUs did it handle"), while its other rows that touch
+    the surer evidence are its own facts about the shared entity, and few of them are gold (measured:
     evaluation/design-figures.md)."""
     pairs = ws.chunk_entities(handles) if handles.size else Pairs.empty()
     rank_of = {int(h): i for i, h in enumerate(handles.tolist())}
@@ -224,10 +242,9 @@ def _continuation(
     position = {int(e): i for i, e in enumerate(edges.ids.tolist())}
 
     asked: set[int] | None = None
-    if p.less_sure_asked and p.relation_match > 0 and ws.relation_words:
-        names = edges.type_names
-        asks = ws.asks_for({names[t] for t in set(edges.type_id.tolist())})
-        asked = {i for i, t in enumerate(edges.type_id.tolist()) if asks[names[t]]}
+    asks = asked_relations(ws, edges, p) if p.less_sure_asked else None
+    if asks is not None:
+        asked = set(np.flatnonzero(asks).tolist())
 
     src, dst = edges.src.tolist(), edges.dst.tolist()
     never = len(rank_of)

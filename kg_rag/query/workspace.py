@@ -144,6 +144,8 @@ class Workspace:
     chunks: HandleSpace = field(default_factory=HandleSpace)
     relation_words: frozenset[str] = frozenset()
     """Lemmas of the question's words that can name a relation (``born``, ``spouse``, ``replace``)."""
+    asks_value: bool = False
+    """Whether the question asks for a date or a quantity (:func:`~kg_rag.query.relation_match.asks_for_value`)."""
     _lexical_max: float | None = None
     _terms: TermScorer | None = None
     _asked: tuple[frozenset[str], frozenset[str]] | None = None

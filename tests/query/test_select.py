@@ -4,6 +4,8 @@ asks for (when it asks for any)."""
 
 from __future__ import annotations
 
+import pytest
+
 from kg_rag import Chunk, EntityBasedKGRAG, KnowledgeGraph, QueryParams
 from kg_rag.testing import BagOfWordsEmbeddings
 
@@ -90,3 +92,48 @@ def test_an_unlinked_second_passage_is_as_unsure_as_a_third():
     assert unsure_ranks([0.0, 0.0], P()) == frozenset() and unsure_ranks([0.3, 0.0], P()) == frozenset({1})
     assert unsure_ranks([0.3, 0.2], P()) == frozenset()
     assert unsure_ranks([0.3, 0.0], P(unlinked_second_unsure=False)) == frozenset()
+
+
+ASKS_FOR_VALUE = [
+    # (question, asks for a date or a quantity)
+    ("When did the birthplace of Henrik Ibsen become a town?", True),
+    ("What year did the company dissolve?", True),
+    ("In which year was it founded?", True),
+    ("How many Publix stores are in the state?", True),
+    ("How old was he when he died?", True),
+    ("The 1920 Olympics were held in a European country. Italy entered the war when?", True),
+    ("Who was president when the area became a state?", False),  # "when" joins a clause; "who" asks
+    ("In which state did the singer of Hello Love die?", False),
+    ("How did the composer die?", False),
+    ("What country was the author of Brand a citizen of?", False),
+    ("Where was the writer of Brand born?", False),
+]
+
+
+@pytest.mark.parametrize("question,expected", ASKS_FOR_VALUE)
+def test_the_question_word_says_whether_a_value_is_asked_for(question, expected):
+    from kg_rag.query.relation_match import asks_for_value
+
+    assert asks_for_value(question) is expected
+
+
+def test_a_lower_ranked_passage_shows_a_continuing_row_that_ends_at_the_value_asked_for():
+    """ "When ..." asks for a date: a less sure passage's row that continues the evidence and ends at a date is of
+    the asked kind, as a row of an asked type is, though no word of the question names its type; the passage's
+    other continuing rows are not. Asked "which town", the date row is not shown."""
+    kg = _graph()
+    kg.add_relation("Skien", "1358", "GRANTED_STATUS", predicate="was granted town status in", chunk_id="c2")
+    kg.add_relation("Skien", "Karlskrona", "TWINNED_WITH", predicate="twinned with", chunk_id="c2")
+    params = QueryParams(relation_floor=0.0, top_k_chunks=3, similarity_threshold=0.2)
+    retriever = EntityBasedKGRAG.from_graph(kg, BagOfWordsEmbeddings(), params=params)
+    rows = {}
+    for question in (
+        "When did the birthplace of the writer of the Brand play, Henrik Ibsen, become a town?",
+        "Which birthplace of the writer of the Brand play, Henrik Ibsen, became a town?",
+    ):
+        result = retriever.retrieve(question)
+        assert {c.id for c in result.chunks[:2]} == {"c0", "c1"} and result.chunks[2].id == "c2"
+        rows[question.split()[0]] = shown(result)
+    assert ("Skien", "GRANTED_STATUS", "1358") in rows["When"]
+    assert ("Skien", "TWINNED_WITH", "Karlskrona") not in rows["When"]
+    assert ("Skien", "GRANTED_STATUS", "1358") not in rows["Which"]
