@@ -225,9 +225,22 @@ def _refs(p: Passage, i: int) -> list[Ref]:
         ref = p.ref(t)
         if ref is not None:
             refs.append(ref)
+        elif named := _named_after(p, t):
+            refs += named
         elif d.dep[t] != "appos":  # "three members: A, B and C" -- the list names the noun
             refs += [r for a in d.kids(t, "appos") for r in [p.ref(a)] if r is not None]
     return list(dict.fromkeys(refs))
+
+
+def _named_after(p: Passage, i: int) -> list[Ref]:
+    """A common noun written right before a name stands for it, as a title does: "the father of musicians Neil
+    Young and Astrid Young", "written by songwriter Jack Clement" (the parse often hangs the names elsewhere)."""
+    d = p.doc
+    m = p.by_token.get(i + 1)
+    if d.tag[i] not in ("NN", "NNS") or m is None or m.start != i + 1 or m.is_value or d.sent_end(i) <= m.start:
+        return []
+    head = next((k for k in range(m.start, m.end) if not (m.start <= d.head[k] < m.end)), m.end - 1)
+    return [r for t in _conjuncts(d, head) for r in [p.ref(t)] if r is not None and not r.is_value]
 
 
 # ------------------------------------------------------------------ predicates

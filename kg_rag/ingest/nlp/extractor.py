@@ -38,6 +38,7 @@ from kg_rag.ingest.nlp.mentions import (
     Topic,
     bare_title,
     find_mentions,
+    has_nickname,
     title_name,
 )
 from kg_rag.ingest.nlp.parse import Parse, mask_codes, unwrap_lines
@@ -47,7 +48,7 @@ from kg_rag.model.relation_types import RelationTyper
 
 logger = logging.getLogger(__name__)
 
-RULES_VERSION = 10
+RULES_VERSION = 11
 """Bumped when the rules change what is extracted, so documents extracted under older rules are extracted again."""
 MAX_CHARS = 200_000
 """Longest chunk text parsed whole; a longer one (a corpus passage nobody split) is parsed up to here."""
@@ -229,6 +230,8 @@ def _topic_label(doc: Parse, mentions: Sequence[Any]) -> str | None:
         for ent in doc.doc.ents:
             if ent.start < m.end and m.start < ent.end and ent.label_ in LABELS:
                 label = LABELS[ent.label_]
+                if label == "WORK" and has_nickname(doc, ent.start, ent.end):
+                    return "PERSON"
                 return None if label in VALUES else label
     return None
 

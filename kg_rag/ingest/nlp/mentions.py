@@ -118,14 +118,15 @@ def bare_title(title: str) -> str:
 
 def _title_pattern(name: str) -> re.Pattern[str]:
     """A name as it may be written in tokenised text: case-insensitive, any spacing around hyphens, apostrophes
-    and commas (MuSiQue writes ``Person - centered therapy``)."""
+    and commas (MuSiQue writes ``Person - centered therapy``), and a word of it may be quoted, as a nickname is
+    (``Lillian "Lil" Hardin Armstrong`` writes *Lil Hardin Armstrong*)."""
     parts = re.split(r"(\s+|-|,|'|’)", name)
     pattern = ""
     for part in parts:
         if not part:
             continue
         if part.isspace():
-            pattern += r"\s+"
+            pattern += r"[\"“”]?\s+[\"“”]?"
         elif part in "-,'’":
             pattern += r"\s*" + re.escape(part) + r"\s*"
         else:
@@ -141,6 +142,7 @@ def find_mentions(doc: Parse, topic: Topic | None) -> tuple[list[Mention], list[
         found += _topic_mentions(doc, topic)
     found += _quoted(doc)
     found += [_with_article(doc, m) for m in (*_entities(doc), *_proper_phrases(doc))]
+    found = _full_names(doc, found, topic)
     kept = _non_overlapping(found, doc.n)
     return kept, _inside(doc, found, kept)
 
@@ -187,6 +189,23 @@ def _topic_mentions(doc: Parse, topic: Topic) -> list[Mention]:
     return out
 
 
+def _full_names(doc: Parse, found: list[Mention], topic: Topic | None) -> list[Mention]:
+    """A person's full name written with a quoted nickname (``Karl "Edvard" Johanson``) is named without the quote
+    marks, and is the topic when it holds it (a passage titled *Edvard Johanson*), not a longer name that contains
+    it."""
+    spans = [(m.start, m.end) for m in found if m.kind == "topic"]
+    out = []
+    for m in found:
+        if m.kind == "ner" and m.label == "PERSON" and has_nickname(doc, m.start, m.end):
+            if topic is not None and any(m.start <= a and b <= m.end and (a, b) != (m.start, m.end) for a, b in spans):
+                m = Mention(m.start, m.end, topic.name, topic.label or "PERSON", "topic")
+            else:
+                words = [doc.text[i] for i in range(m.start, m.end) if not (_opens(doc, i) or _closes(doc, i))]
+                m = Mention(m.start, m.end, " ".join(words), m.label, m.kind)
+        out.append(m)
+    return out
+
+
 def _opens(doc: Parse, i: int) -> bool:
     return doc.tag[i] == "``" or (doc.text[i] in OPEN_QUOTES and doc.tag[i] != "''")
 
@@ -214,10 +233,31 @@ def _quoted(doc: Parse) -> list[Mention]:
             start += 1
         while end > start and doc.punct[end - 1] and doc.text[end - 1] not in "!?":
             end -= 1
-        if end > start and _title_like(doc, start, end):
+        if end > start and _title_like(doc, start, end) and not _nickname(doc, i, j):
             out.append(Mention(start, end, _text(doc, start, end), "WORK", "quote"))
         i = j + 1
     return out
+
+
+def _nickname(doc: Parse, opening: int, closing: int) -> bool:
+    """A quoted word between two names is a nickname inside a person's name (``Karl "Edvard" Johanson``,
+    ``Lillian "Lil" Hardin``), not a work's title."""
+    before, after = opening - 1, closing + 1
+    return (
+        before >= 0
+        and after < doc.n
+        and closing == opening + 2
+        and doc.title[before]
+        and not doc.stop[before]
+        and doc.tag[after] in PROPER
+        and doc.title[after]
+    )
+
+
+def has_nickname(doc: Parse, start: int, end: int) -> bool:
+    """Whether a span (or the word before it) holds a quoted nickname: the recogniser takes such a name for a
+    work's title (``Lil" Hardin Armstrong``: WORK_OF_ART)."""
+    return any(_opens(doc, k) and _nickname(doc, k, k + 2) for k in range(max(start - 1, 0), min(end, doc.n - 2)))
 
 
 def _title_like(doc: Parse, start: int, end: int) -> bool:
@@ -231,11 +271,17 @@ def _title_like(doc: Parse, start: int, end: int) -> bool:
 
 def _entities(doc: Parse) -> list[Mention]:
     out = []
-    for ent in doc.doc.ents:
+    ents = list(doc.doc.ents)
+    joined = set()
+    for n, ent in enumerate(ents):
         label = LABELS.get(ent.label_)
-        if label is None:
+        if label is None or n in joined:
             continue
-        start, end = _trim(doc, ent.start, ent.end)
+        start, end = ent.start, ent.end
+        if doc.lower[end - 1] == "of" and n + 1 < len(ents) and ents[n + 1].start == end and label not in VALUES:
+            end = ents[n + 1].end  # the recogniser cut "National Physical Laboratory of | India" in two
+            joined.add(n + 1)
+        start, end = _trim(doc, start, end)
         if end <= start or any(doc.masked[start:end]):
             continue  # a masked code: named from the parse (its type is not the recogniser's guess)
         if label in VALUES:
@@ -268,12 +314,12 @@ def _coordinated(doc: Parse, start: int, end: int, label: str) -> list[tuple[int
 
 def _trim(doc: Parse, start: int, end: int) -> tuple[int, int]:
     """Drop a leading article (kept when capitalised mid-sentence: ``by The Beatles``), leading and trailing
-    punctuation, a trailing conjunction and a trailing possessive."""
+    punctuation, a trailing conjunction or preposition and a trailing possessive."""
     while start < end and doc.punct[start]:
         start += 1
     if start < end and doc.lower[start] in ARTICLES and not (doc.text[start] == "The" and not doc.is_sent_start(start)):
         start += 1
-    while end > start and (doc.tag[end - 1] in ("POS", "CC") or _trailing_punct(doc, end - 1)):
+    while end > start and (doc.tag[end - 1] in ("POS", "CC", "IN") or _trailing_punct(doc, end - 1)):
         end -= 1
     return start, end
 

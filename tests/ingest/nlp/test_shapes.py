@@ -286,6 +286,46 @@ SHAPES = [
         set(),
     ),
     (
+        "a nickname in quotes is part of a person's name, and the topic's pronoun is that person",
+        "Lil Hardin Armstrong",
+        'Lillian "Lil" Hardin Armstrong (née Hardin; February 3, 1898 – August 27, 1971) was a jazz pianist. '
+        "She was the second wife of Louis Armstrong.",
+        {
+            ("Lil Hardin Armstrong", "WIFE_OF", "Louis Armstrong"),
+            ("Lil Hardin Armstrong", "BORN_ON", "February 3, 1898"),
+        },
+        set(),
+    ),
+    (
+        "a full name with a nickname is the topic it holds",
+        "Edvard Johanson",
+        'Karl "Edvard" Johanson (1882 – 1964) was a Swedish painter. He was born in Stockholm.',
+        {("Edvard Johanson", "BORN_IN", "Stockholm")},
+        {('Karl "Edvard" Johanson', "BORN_IN", "Stockholm")},
+    ),
+    (
+        "a nickname's quote marks are no part of the name",
+        None,
+        'Karl "Edvard" Johanson (1882 – 1964) was a Swedish painter. He was born in Stockholm.',
+        {("Karl Edvard Johanson", "BORN_IN", "Stockholm")},
+        set(),
+    ),
+    (
+        "a kind noun right before names stands for them",
+        None,
+        "Scott Alexander Young was a Canadian journalist, sportswriter, novelist and the father of musicians Neil "
+        "Young and Astrid Young.",
+        {("Scott Alexander Young", "FATHER_OF", "Neil Young"), ("Scott Alexander Young", "FATHER_OF", "Astrid Young")},
+        set(),
+    ),
+    (
+        "a recognised name cut at its 'of' is one name",
+        None,
+        "The National Physical Laboratory of India, situated in New Delhi, is the standards laboratory of India.",
+        {("National Physical Laboratory of India", "LOCATED_IN", "New Delhi")},
+        {("National Physical Laboratory of", "LOCATED_IN", "New Delhi")},
+    ),
+    (
         "attribute of the topic",
         "Tennessee",
         "Tennessee is a state in the United States. The capital is Nashville.",
