@@ -225,11 +225,25 @@ def _refs(p: Passage, i: int) -> list[Ref]:
         ref = p.ref(t)
         if ref is not None:
             refs.append(ref)
+            refs += _more_places(p, t)
         elif named := _named_after(p, t):
             refs += named
         elif d.dep[t] != "appos":  # "three members: A, B and C" -- the list names the noun
             refs += [r for a in d.kids(t, "appos") for r in [p.ref(a)] if r is not None]
     return list(dict.fromkeys(refs))
+
+
+def _more_places(p: Passage, i: int) -> list[Ref]:
+    """The other places of a place noun's appositive "of" list: "the states of New York and New Jersey"."""
+    d = p.doc
+    if i in p.by_token or d.lemma(i) not in PLACE_NOUNS:
+        return []
+    out = []
+    for prep in d.kids(i, "prep"):
+        obj = d.kid(prep, "pobj") if d.lower[prep] == "of" else None
+        if obj is not None and obj in p.by_token:
+            out += [r for c in _conjuncts(d, obj) if c != obj and c in p.by_token for r in [p.ref(c)] if r is not None]
+    return out
 
 
 def _named_after(p: Passage, i: int) -> list[Ref]:
@@ -413,7 +427,8 @@ def _verb(p: Passage, v: int, evidence: str) -> Iterator[Triple]:
         elif dep in ("prep", "agent"):
             if d.lower[c] == "as":  # "wound up as Djibouti's first president": the subject is in that role
                 yield from _roles(p, subjects, d.kids(c, "pobj"), evidence)
-            yield from _via(p, subjects, _words(d, group, *described, c), c, evidence)
+            placed = copula and not described and _places_only(p, c)  # "is in New York": where it is
+            yield from _via(p, subjects, _words(d, group, *(["located"] if placed else described), c), c, evidence)
             for also in d.kids(c, "conj"):  # "is used in Belgium and in the Netherlands"
                 if d.pos[also] == "ADP":
                     yield from _via(p, subjects, _words(d, group, *described, also), also, evidence)
@@ -429,6 +444,15 @@ def _verb(p: Passage, v: int, evidence: str) -> Iterator[Triple]:
         elif c == complement:
             for prep in d.kids(c, "prep"):
                 yield from _via(p, subjects, _words(d, group, prep), prep, evidence)
+
+
+def _places_only(p: Passage, prep: int) -> bool:
+    """Whether an ``in`` phrase governs places only: "X is in New York" says where X is located (a copula with
+    "in" says nothing more; "was in the army" or "in 1990" is no location)."""
+    if p.doc.lower[prep] not in ("in", "within"):
+        return False
+    objects = _prep_objects(p, prep)
+    return bool(objects) and all(r.label == "LOCATION" for r in objects)
 
 
 def _via(p: Passage, subjects: list[Ref], words: str, prep: int, evidence: str) -> Iterator[Triple]:
@@ -479,6 +503,37 @@ def _copula(p: Passage, v: int, group: list[int], attr: int, subjects: list[Ref]
         for prep in d.kids(a, "prep"):
             yield from _via(p, subjects, _words(d, group, *_noun_words(d, a), prep), prep, evidence)
         yield from _roles(p, subjects, [a], evidence)
+        places = _place_modifiers(p, a)
+        if places:
+            yield from _emit(subjects, _words(d, [], "is", a, "from"), places, evidence)
+
+
+def _place_modifiers(p: Passage, n: int) -> list[Ref]:
+    """The places a kind noun is modified by: "a 2000 Hong Kong action film", "a Texas state senator" say where the
+    thing is from (a place written as an adjective, *British*, is no entity and is not read)."""
+    d = p.doc
+    out = []
+    for k in range(d.left_edge(n), n):
+        m = p.by_token.get(k)
+        if m is None or m.label != "LOCATION" or k != m.end - 1 or d.dep[k] != "compound" or d.head[k] == k:
+            continue
+        if d.head[k] == n or (d.head[k] < n and d.dep[d.head[k]] == "compound" and d.head[d.head[k]] == n):
+            out.append(p.mention_ref(m))
+    return out
+
+
+def _located(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
+    """A named thing with an ``in`` phrase of places is located there: "The Consulate General of the United States
+    in Frankfurt", "the Louvre in Paris" (a person is not: "met Smith in Paris" says where they met; nor a name of
+    no recognised type, such as the *C* of "−37.8 °C in Pfaffenhofen")."""
+    d = p.doc
+    m = p.by_token[n]
+    if n != m.end - 1 or not m.label or m.label in ("PERSON", *VALUES):
+        return
+    ref = p.mention_ref(m)
+    for prep in d.kids(n, "prep"):
+        if _places_only(p, prep):
+            yield from _emit([ref], "is located in", _prep_objects(p, prep), evidence)
 
 
 def _description(d: Parse, n: int) -> str:
@@ -493,6 +548,7 @@ def _noun(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
     attribute, ``Canada -[has capital]-> Ottawa``)."""
     d = p.doc
     if n in p.by_token:
+        yield from _located(p, n, evidence)
         return
     if d.dep[n] == "appos":
         head = p.ref(d.head[n])

@@ -326,6 +326,37 @@ SHAPES = [
         {("National Physical Laboratory of", "LOCATED_IN", "New Delhi")},
     ),
     (
+        "a place modifying the kind says where the thing is from",
+        None,
+        "Fist Power is a 2000 Hong Kong action film directed by Aman Chang.",
+        {("Fist Power", "FILM_FROM", "Hong Kong"), ("Fist Power", "DIRECTED_BY", "Aman Chang")},
+        {("Hong Kong", "FILM_FROM", "Fist Power")},
+    ),
+    (
+        "'is in' places: located there, every place of the list",
+        None,
+        "The Statue of Liberty National Monument is in both the states of New York and New Jersey.",
+        {
+            ("Statue of Liberty National Monument", "LOCATED_IN", "New York"),
+            ("Statue of Liberty National Monument", "LOCATED_IN", "New Jersey"),
+        },
+        set(),
+    ),
+    (
+        "a named thing 'in' a place is located there",
+        None,
+        "The Consulate General of the United States in Frankfurt represents the interests of the government.",
+        {("Consulate General of the United States", "LOCATED_IN", "Frankfurt")},
+        {("Frankfurt", "LOCATED_IN", "Consulate General of the United States")},
+    ),
+    (
+        "a person 'in' a place is not located there",
+        None,
+        "He met John Smith in Paris.",
+        set(),
+        {("John Smith", "LOCATED_IN", "Paris")},
+    ),
+    (
         "attribute of the topic",
         "Tennessee",
         "Tennessee is a state in the United States. The capital is Nashville.",
