@@ -48,7 +48,7 @@ from kg_rag.model.relation_types import RelationTyper
 
 logger = logging.getLogger(__name__)
 
-RULES_VERSION = 12
+RULES_VERSION = 13
 """Bumped when the rules change what is extracted, so documents extracted under older rules are extracted again."""
 MAX_CHARS = 200_000
 """Longest chunk text parsed whole; a longer one (a corpus passage nobody split) is parsed up to here."""
@@ -173,7 +173,7 @@ def read_passage(
     mentions, inside = find_mentions(doc, topic)
     if topic is not None:
         topic.label = _topic_label(doc, mentions)
-    passage = Passage(doc, mentions, topic, NameTable.of(doc, mentions))
+    passage = Passage(doc, mentions, topic, NameTable.of(doc, mentions, topic))
     triples = list(read_clauses(passage))
     entities: dict[str, tuple[str, Counter[str]]] = {}
 

@@ -466,9 +466,12 @@ class NameTable:
     acronym for the name it abbreviates. Only unambiguous parts are kept."""
 
     aliases: dict[str, str] = field(default_factory=dict)
+    surname: tuple[str, str] | None = None
+    """``(key, topic name)``: the surname of a passage's topic that its text never writes in full (``Snow moved to
+    Nashville`` in a passage titled *Hank Snow*)."""
 
     @classmethod
-    def of(cls, doc: Parse, mentions: Sequence[Mention]) -> NameTable:
+    def of(cls, doc: Parse, mentions: Sequence[Mention], topic: Topic | None = None) -> NameTable:
         parts: dict[str, set[str]] = {}
         for m in mentions:
             words = [w for w in m.name.replace(",", " ").split() if w.casefold().strip(".") not in SUFFIXES]
@@ -482,12 +485,38 @@ class NameTable:
                 short = doc.text[m.end + 1]
                 if short.isupper() and len(short) >= 2 and short == _initials(m.name)[: len(short)]:
                     aliases[canonical_key(short)] = m.name
-        return cls(aliases)
+        surname = None
+        if topic is not None and topic.label in (None, "", "PERSON") and _person_like(topic.name):
+            key = canonical_key(topic.name.split()[-1])
+            if key not in parts and key not in aliases:
+                surname = (key, topic.name)
+        return cls(aliases, surname)
 
     def resolve(self, m: Mention) -> str:
         if m.kind in ("ner", "name") and " " not in m.name.strip():
+            if self.surname is not None and m.key == self.surname[0] and m.label in ("", "PERSON"):
+                return self.surname[1]
             return self.aliases.get(m.key, m.name)
         return m.name
+
+
+def _person_like(name: str) -> bool:
+    """A title that may be a person's name: two to four capitalised words, no digit, no function word, no kind of
+    place or body (``Hank Snow``, ``James Glisson``; not ``Lake Colac``, ``Kansas City``, ``Cape of Good Hope``)."""
+    words = name.split()
+    return (
+        2 <= len(words) <= 4
+        and all(w[:1].isupper() and w.replace(".", "").replace("-", "").replace("'", "").isalpha() for w in words)
+        and not any(w.casefold() in _NOT_PEOPLE for w in words)
+    )
+
+
+_NOT_PEOPLE = frozenset(
+    """city county river lake mount mountain cape island islands bay park street road state states university college
+    school church cathedral company corporation museum airport station bridge valley national international
+    united new north south east west fort port saint st. san santa district province region republic kingdom
+    empire range peak hill hills falls house hall tower castle palace war battle treaty act party council""".split()
+)
 
 
 def _initials(name: str) -> str:

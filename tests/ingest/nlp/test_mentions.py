@@ -108,3 +108,29 @@ def test_harmonise_gives_one_name_and_one_type_per_thing():
     assert {x.name for x in b.entities} == {"The Beatles"} and b.relations[0].source == "The Beatles"
     assert {x.type for x in a.entities + b.entities} == {"GROUP"}
     assert {x.name for x in c.entities} == {"The Beatles", "United States"}
+
+
+@pytest.mark.parametrize(
+    "title, text, wanted, unwanted",
+    [
+        # a corpus passage that starts mid-article names its subject by surname only
+        (
+            "James Glisson",
+            "Glisson was born in Jackson County.",
+            ("James Glisson", "BORN_IN", "Jackson County"),
+            "Glisson",
+        ),
+        ("Judith Viorst", "Viorst signed the pledge in 1968.", ("Judith Viorst", "SIGNED", "1968"), "Viorst"),
+        # a place's last word is no surname: Virginia is not West Virginia
+        ("West Virginia", "Virginia joined the Union in 1788.", ("Virginia", "JOINED_IN", "1788"), "West Virginia"),
+        ("Lake Colac", "Colac lies near the lake.", None, "Lake Colac"),
+    ],
+)
+def test_a_titled_persons_surname_alone_is_that_person(extractor, title, text, wanted, unwanted):
+    from kg_rag.model import Chunk
+
+    result = extractor.extract([Chunk("c", text, "c", {"title": title, "titled": True})]).results["c"]
+    got = {(r.source, r.type, r.target) for r in result.relations}
+    if wanted is not None:
+        assert wanted in got, got
+    assert not any(unwanted == s for s, _, _ in got), got
