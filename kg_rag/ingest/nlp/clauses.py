@@ -374,6 +374,8 @@ def _complements(d: Parse, v: int) -> list[int]:
     # an apposition hangs off nouns only: a name after a verb labelled so is the verb's object, mislabelled
     own += [c for c in d.kids(v, "appos") if c > v and d.pos[v] == "VERB" and not d.kids(v, "dobj")]
     own += [c for c in d.kids(v, "prep") if c < v and (_relative(d, c) or _dated(d, c))]
+    # "died aged 66 in Schenectady": an age is no predicate, its phrase is the verb's
+    own += [x for c in d.kids(v, "acomp") if d.lower[c] == "aged" for x in d.kids(c, "prep")]
     if not own:
         for c in d.kids(v, "conj"):
             if d.pos[c] in ("VERB", "AUX") and not d.kids(c, *SUBJECTS):
@@ -406,7 +408,8 @@ def _verb(p: Passage, v: int, evidence: str) -> Iterator[Triple]:
         (
             c
             for c in d.kids(v, "attr" if copula else "dobj")
-            if _nominal(d, c) and d.pos[c] != "PROPN" and c not in p.by_token and (copula or p.ref(c) is None)
+            if (_nominal(d, c) and d.pos[c] != "PROPN" and c not in p.by_token and (copula or p.ref(c) is None))
+            or (copula and _role_name(p, c))
         ),
         None,
     )
@@ -488,13 +491,14 @@ def _copula(p: Passage, v: int, group: list[int], attr: int, subjects: list[Ref]
     Y``, ``X is Y's president``); a generic complement describes the subject (and gives the topic its kind)."""
     d = p.doc
     attrs = _conjuncts(d, attr)
-    named = [r for t in attrs if t in p.by_token for r in [p.ref(t)] if r is not None]
+    roles = {t for t in attrs if _role_name(p, t)}
+    named = [r for t in attrs if t in p.by_token and t not in roles for r in [p.ref(t)] if r is not None]
     if named:
         if d.lemma(v) != "be":
             yield from _emit(subjects, _words(d, group), named, evidence)
         return
     for a in attrs:
-        if not _nominal(d, a) or d.pos[a] == "PROPN":
+        if a not in roles and (not _nominal(d, a) or d.pos[a] == "PROPN"):
             continue
         for s in subjects:
             if p.topic is not None and s.name == p.topic.name:
@@ -506,6 +510,16 @@ def _copula(p: Passage, v: int, group: list[int], attr: int, subjects: list[Ref]
         places = _place_modifiers(p, a)
         if places:
             yield from _emit(subjects, _words(d, [], "is", a, "from"), places, evidence)
+
+
+def _role_name(p: Passage, i: int) -> bool:
+    """A capitalised role with what it is held of, "was King of Sweden", "Duke of Mecklenburg": the role is no name
+    of its own (the recogniser gives it no type), and reads as "was king of Sweden" does."""
+    d = p.doc
+    m = p.by_token.get(i)
+    if m is None or m.kind != "name" or m.label or m.end - m.start != 1:
+        return False
+    return any(d.lower[prep] == "of" and d.kid(prep, "pobj") in p.by_token for prep in d.kids(i, "prep"))
 
 
 def _place_modifiers(p: Passage, n: int) -> list[Ref]:

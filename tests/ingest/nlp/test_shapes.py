@@ -357,6 +357,21 @@ SHAPES = [
         {("John Smith", "LOCATED_IN", "Paris")},
     ),
     (
+        "a capitalised role of something is a role, not a name",
+        None,
+        "Albert was King of Sweden from 1364 to 1389.",
+        {("Albert", "KING_OF", "Sweden"), ("Albert", "KING_FROM", "1364 to 1389")},
+        {("Albert", "RELATED", "1364")},
+    ),
+    (
+        "an age is no predicate: its phrase is the verb's",
+        "Amalie Schoppe",
+        "Amalie Schoppe was a writer. She moved to the United States of America with her son, where she died aged 66 "
+        "in Schenectady, New York.",
+        {("Amalie Schoppe", "DIED_IN", "Schenectady")},
+        set(),
+    ),
+    (
         "attribute of the topic",
         "Tennessee",
         "Tennessee is a state in the United States. The capital is Nashville.",
