@@ -42,6 +42,7 @@ PLACE_NOUNS = frozenset(
 )
 """Nouns whose ``of`` complement is the place itself: "the city of Rome" is Rome, "the U.S. state of Michigan" is
 Michigan (an appositive genitive)."""
+DEATH = frozenset({"died", "d.", "death"})
 BIRTH = frozenset({"born", "b."})
 DASHES = frozenset({"-", "–", "—", "to"})
 
@@ -222,12 +223,13 @@ def _refs(p: Passage, i: int) -> list[Ref]:
     refs: list[Ref] = []
     d = p.doc
     for t in _conjuncts(d, i):
-        ref = p.ref(t)
-        if ref is not None:
+        named = _named_after(p, t)  # before what the noun would otherwise describe ("the country singer Sammi Smith")
+        ref = None if named else p.ref(t)
+        if named:
+            refs += named
+        elif ref is not None:
             refs.append(ref)
             refs += _more_places(p, t)
-        elif named := _named_after(p, t):
-            refs += named
         elif d.dep[t] != "appos":  # "three members: A, B and C" -- the list names the noun
             refs += [r for a in d.kids(t, "appos") for r in [p.ref(a)] if r is not None]
     return list(dict.fromkeys(refs))
@@ -251,7 +253,9 @@ def _named_after(p: Passage, i: int) -> list[Ref]:
     Young and Astrid Young", "written by songwriter Jack Clement" (the parse often hangs the names elsewhere)."""
     d = p.doc
     m = p.by_token.get(i + 1)
-    if d.tag[i] not in ("NN", "NNS") or m is None or m.start != i + 1 or m.is_value or d.sent_end(i) <= m.start:
+    if i in p.by_token or d.tag[i] not in ("NN", "NNS") or m is None or m.start != i + 1 or m.is_value:
+        return []
+    if d.sent_end(i) <= m.start:
         return []
     head = next((k for k in range(m.start, m.end) if not (m.start <= d.head[k] < m.end)), m.end - 1)
     return [r for t in _conjuncts(d, head) for r in [p.ref(t)] if r is not None and not r.is_value]
@@ -680,7 +684,9 @@ def _lifespans(p: Passage, start: int, end: int, evidence: str) -> Iterator[Trip
                 if x.label == "DATE" and j > 0 and inside[j - 1].label == "NUMBER" and inside[j - 1].end == x.start:
                     continue
                 placed = x.label == "LOCATION" or (not x.is_value and x.start > 0 and d.lower[x.start - 1] == "in")
-                word = "born on" if x.label == "DATE" else "born in" if placed else None
+                # "(born March 12, 1909, St Louis, died October 8, 1973, Los Angeles)": what follows "died" is death
+                verb = "died" if any(d.lower[i] in DEATH for i in range(m.end + 1, x.start)) else "born"
+                word = f"{verb} on" if x.label == "DATE" else f"{verb} in" if placed else None
                 if word:
                     yield Triple(subject, word, p.mention_ref(x), evidence)
         elif len(dates) == 2 and any(d.text[i] in DASHES for i in range(dates[0].end, dates[1].start)):

@@ -190,20 +190,34 @@ def _topic_mentions(doc: Parse, topic: Topic) -> list[Mention]:
 
 
 def _full_names(doc: Parse, found: list[Mention], topic: Topic | None) -> list[Mention]:
-    """A person's full name written with a quoted nickname (``Karl "Edvard" Johanson``) is named without the quote
-    marks, and is the topic when it holds it (a passage titled *Edvard Johanson*), not a longer name that contains
-    it."""
+    """A person's full name is the topic when the title is its short form: with middle names (``Kevin Wayne
+    Durant`` in a passage titled *Kevin Durant*, ``Hyman Bernard Samuels`` for *Hyman B. Samuels*) or a quoted
+    nickname (``Karl "Edvard" Johanson`` for *Edvard Johanson*). Elsewhere a nickname's quote marks are no part
+    of the name."""
     spans = [(m.start, m.end) for m in found if m.kind == "topic"]
     out = []
     for m in found:
-        if m.kind == "ner" and m.label == "PERSON" and has_nickname(doc, m.start, m.end):
-            if topic is not None and any(m.start <= a and b <= m.end and (a, b) != (m.start, m.end) for a, b in spans):
+        if m.kind in ("ner", "name") and not m.is_value:
+            words = [doc.text[i] for i in range(m.start, m.end) if not (_opens(doc, i) or _closes(doc, i))]
+            nickname = m.label == "PERSON" and has_nickname(doc, m.start, m.end)
+            inside = any(m.start <= a and b <= m.end and (a, b) != (m.start, m.end) for a, b in spans)
+            if topic is not None and ((nickname and inside) or longer_form(words, topic.name)):
                 m = Mention(m.start, m.end, topic.name, topic.label or "PERSON", "topic")
-            else:
-                words = [doc.text[i] for i in range(m.start, m.end) if not (_opens(doc, i) or _closes(doc, i))]
+            elif nickname:
                 m = Mention(m.start, m.end, " ".join(words), m.label, m.kind)
         out.append(m)
     return out
+
+
+def longer_form(words: list[str], title: str) -> bool:
+    """Whether a name is the title's person written with middle names: the same first and last word, more words
+    between, and the title's middle initials among them (*Hyman Bernard Samuels* for *Hyman B. Samuels*)."""
+    short = [canonical_key(w) for w in title.split()]
+    long_ = [canonical_key(w) for w in words]
+    if len(short) < 2 or len(long_) <= len(short) or short[0] != long_[0] or short[-1] != long_[-1]:
+        return False
+    middle = long_[1:-1]
+    return all(any(m == w or (len(w) <= 2 and m.startswith(w.strip("."))) for m in middle) for w in short[1:-1])
 
 
 def _opens(doc: Parse, i: int) -> bool:

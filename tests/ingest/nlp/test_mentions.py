@@ -121,6 +121,20 @@ def test_harmonise_gives_one_name_and_one_type_per_thing():
             "Glisson",
         ),
         ("Judith Viorst", "Viorst signed the pledge in 1968.", ("Judith Viorst", "SIGNED", "1968"), "Viorst"),
+        # the full name with middle names is the titled person, whatever type the recogniser gives it
+        (
+            "Kevin Durant",
+            "Kevin Wayne Durant (born September 29, 1988) is a basketball player. "
+            "He played nine seasons in Oklahoma City.",
+            ("Kevin Durant", "PLAYED_IN", "Oklahoma City"),
+            "Kevin Wayne Durant",
+        ),
+        (
+            "Waylon Payne",
+            "Waylon Malloy Payne (born April 5, 1972) is a singer. He is the son of the country singer Sammi Smith.",
+            ("Waylon Payne", "SON_OF", "Sammi Smith"),
+            "Waylon Malloy Payne",
+        ),
         # a place's last word is no surname: Virginia is not West Virginia
         ("West Virginia", "Virginia joined the Union in 1788.", ("Virginia", "JOINED_IN", "1788"), "West Virginia"),
         ("Lake Colac", "Colac lies near the lake.", None, "Lake Colac"),

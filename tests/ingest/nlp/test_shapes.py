@@ -372,6 +372,21 @@ SHAPES = [
         set(),
     ),
     (
+        "a kind noun right before a name stands for it, not for what the clause describes",
+        None,
+        "John Doe is the son of the country singer Sammi Smith.",
+        {("John Doe", "SON_OF", "Sammi Smith")},
+        set(),
+    ),
+    (
+        "what follows 'died' in a birth bracket is the death",
+        None,
+        "Hyman Samuels (born March 12, 1909, St Louis, Missouri, died October 8, 1973, Los Angeles, California) was "
+        "a manufacturer.",
+        {("Hyman Samuels", "BORN_ON", "March 12, 1909"), ("Hyman Samuels", "DIED_ON", "October 8, 1973")},
+        {("Hyman Samuels", "BORN_ON", "October 8, 1973"), ("Hyman Samuels", "BORN_IN", "Los Angeles")},
+    ),
+    (
         "attribute of the topic",
         "Tennessee",
         "Tennessee is a state in the United States. The capital is Nashville.",
