@@ -496,24 +496,41 @@ def _copula(p: Passage, v: int, group: list[int], attr: int, subjects: list[Ref]
     d = p.doc
     attrs = _conjuncts(d, attr)
     roles = {t for t in attrs if _role_name(p, t)}
-    named = [r for t in attrs if t in p.by_token and t not in roles for r in [p.ref(t)] if r is not None]
+    kinds = {t: _one_of(d, t) for t in attrs}
+    named = [
+        r for t in attrs if t in p.by_token and t not in roles and kinds[t] == t for r in [p.ref(t)] if r is not None
+    ]
     if named:
         if d.lemma(v) != "be":
             yield from _emit(subjects, _words(d, group), named, evidence)
         return
-    for a in attrs:
+    for t in attrs:
+        a = kinds[t]
         if a not in roles and (not _nominal(d, a) or d.pos[a] == "PROPN"):
             continue
         for s in subjects:
             if p.topic is not None and s.name == p.topic.name:
                 p.topic.kinds.add(d.lemma(a))
             p.descriptions.setdefault(s.name, _description(d, a))
+        noun: list[int | str] = [*_noun_words(d, a)] if a == t else [*_noun_words(d, a)[:-1], d.lemma(a)]
         for prep in d.kids(a, "prep"):
-            yield from _via(p, subjects, _words(d, group, *_noun_words(d, a), prep), prep, evidence)
+            yield from _via(p, subjects, _words(d, group, *noun, prep), prep, evidence)
         yield from _roles(p, subjects, [a], evidence)
         places = _place_modifiers(p, a)
         if places:
             yield from _emit(subjects, _words(d, [], "is", a, "from"), places, evidence)
+
+
+def _one_of(d: Parse, i: int) -> int:
+    """``X is one of the seven arrondissements in Hainaut``: X is an arrondissement in Hainaut (the kind it is one
+    of is the complement)."""
+    if d.lower[i] != "one":
+        return i
+    for prep in d.kids(i, "prep"):
+        kind = d.kid(prep, "pobj") if d.lower[prep] == "of" else None
+        if kind is not None and d.pos[kind] == "NOUN":
+            return kind
+    return i
 
 
 def _role_name(p: Passage, i: int) -> bool:

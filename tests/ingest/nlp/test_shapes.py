@@ -387,6 +387,13 @@ SHAPES = [
         {("Hyman Samuels", "BORN_ON", "October 8, 1973"), ("Hyman Samuels", "BORN_IN", "Los Angeles")},
     ),
     (
+        "one of a kind: the thing is of that kind",
+        None,
+        "The Arrondissement of Mouscron is one of the seven administrative arrondissements in the Province of Hainaut.",
+        {("Arrondissement of Mouscron", "ARRONDISSEMENT_IN", "Province of Hainaut")},
+        set(),
+    ),
+    (
         "attribute of the topic",
         "Tennessee",
         "Tennessee is a state in the United States. The capital is Nashville.",
