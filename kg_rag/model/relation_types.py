@@ -427,14 +427,7 @@ def _rare_head(predicate: str, h_surface: tuple[str, ...], form: PredicateForm) 
         return h_surface if content[1].isalpha() and content[1].islower() else None  # "has capital": HAS_CAPITAL
     if len(content) == 2 and content[-1] in PREPOSITIONS and content[0] not in PREPOSITIONS:
         if len(form.surface) >= 2 and form.surface[-2] != content[0]:  # the preposition belongs to another word
-            # a participle keeps its own preposition when it has one ("was fought on the border between" ->
-            # FOUGHT_ON): alone it reads as the active verb, the other way round ("the battle fought Asia")
-            at = form.surface.index(content[0]) if content[0] in form.surface else -1
-            own = form.surface[at + 1] if 0 <= at < len(form.surface) - 1 else None
-            if own in PREPOSITIONS and _past_participle(content[0]):
-                h_surface = (*(w for w in h_surface if w in NEGATION), content[0], own)
-            else:
-                h_surface = tuple(w for w in h_surface if w != content[-1])
+            h_surface = tuple(w for w in h_surface if w != content[-1])
         content = content[:1]
     if len(content) != 1:
         return None
