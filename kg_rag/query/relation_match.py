@@ -83,25 +83,25 @@ def matches(words: frozenset[str], relation_type: str, predicate: str | None = N
     return any(_related(q, t) for q in words for t in candidates)
 
 
-_WH = re.compile(r"\b(who|whom|whose|what|which|where|when|why|how)\b(?:\s+(\w+))?", re.IGNORECASE)
-_VALUE_NOUNS = frozenset("year years date day month century decade age time period".split())
-_VALUE_HOW = frozenset("many much long old far tall big large high deep wide often".split())
+_HOW_MUCH = re.compile(r"\bhow (many|much|long|old|far|tall|big|large|high|deep|wide|often)\b", re.IGNORECASE)
+"""*how* with a measure asks for a quantity wherever it stands (it is never a relative)."""
+_WHAT_TIME = re.compile(
+    r"\b(what|which) (year|years|date|day|month|century|decade|age|amount|number|percentage)\b"
+    r"|\b(what|which) (is|was|are|were) the (year|date|population|number|amount|total|percentage)\b",
+    re.IGNORECASE,
+)
+"""*what* / *which* with a time or quantity noun ("In what year", "What is the population of")."""
+_WHEN = re.compile(r"(?:^|[.;:!?]\s+)\W*(?:and |but |so )?when\b|\bwhen\s*\?\s*$", re.IGNORECASE)
+"""*when* opening the question or a sentence of it, or closing it ("Italy entered the war when?"); elsewhere it
+joins a clause ("Who was president when the state was admitted?" asks for a person)."""
 
 
 def asks_for_value(question: str) -> bool:
-    """Whether the question asks for a date or a quantity ("When did ...", "In what year ...", "How many ..."):
-    its question word — the first of its last sentence, so "Who was president when the state was admitted?"
-    asks for a person — is *when*, *how* with a measure (*many*, *long*, *old*), or *what* / *which* with a time
-    noun (*year*, *date*, *century*). The answer is then a value (:func:`kg_rag.query.senses.value_name`), and a
+    """Whether the question asks for a date or a quantity ("When did ...", "In what year ...", "How many ...",
+    "... has how many districts?"). The answer is then a value (:func:`kg_rag.query.senses.value_name`), and a
     relation ending at one is of the asked kind, as a relation of an asked type is."""
-    sentences = [x for x in re.split(r"(?<=[.!?])\s+", question.strip()) if x.strip()]
-    m = _WH.search(sentences[-1]) if sentences else None
-    if m is None:
-        return False
-    word, after = m[1].lower(), (m[2] or "").lower()
-    if word in ("what", "which"):
-        return after in _VALUE_NOUNS
-    return word == "when" or (word == "how" and after in _VALUE_HOW)
+    text = " ".join(str(question).split())
+    return bool(_HOW_MUCH.search(text) or _WHAT_TIME.search(text) or _WHEN.search(text))
 
 
 class TypeIndex:

@@ -11,7 +11,7 @@ import numpy as np
 from kg_rag.model.results import RelationRow, ScoredEntity
 from kg_rag.query.params import QueryParams
 from kg_rag.query.seeds import Seeds
-from kg_rag.query.senses import value_name
+from kg_rag.query.senses import are_values
 from kg_rag.query.workspace import Workspace
 from kg_rag.store.base import EdgeSet, Pairs
 
@@ -187,14 +187,16 @@ def asked_relations(ws: Workspace, edges: EdgeSet, p: QueryParams) -> np.ndarray
     is off): of a type it names ("spouse", "born": :meth:`Workspace.asks_for`), or, when it asks for a date or a
     quantity ("When did ...", "How many ...": :attr:`Workspace.asks_value`), ending at a value ("April 1793",
     "35"; :func:`~kg_rag.query.senses.value_name`)."""
-    if p.relation_match <= 0 or not ws.relation_words:
+    if p.relation_match <= 0 or not (ws.relation_words or ws.asks_value):
         return None
-    names = edges.type_names
-    asks = ws.asks_for({names[t] for t in set(edges.type_id.tolist())})
-    out = np.asarray([asks[names[t]] for t in edges.type_id.tolist()], dtype=bool)
+    out = np.zeros(len(edges), dtype=bool)
+    if ws.relation_words:
+        names = edges.type_names
+        asks = ws.asks_for({names[t] for t in set(edges.type_id.tolist())})
+        out = np.asarray([asks[names[t]] for t in edges.type_id.tolist()], dtype=bool)
     if ws.asks_value and len(edges):
         ends = np.unique(np.concatenate([edges.src, edges.dst]))
-        values = ends[[label is not None and value_name(label[1]) for label in ws.view.labels(ends)]]
+        values = ends[are_values(ws.view, ends)]
         out |= np.isin(edges.src, values) | np.isin(edges.dst, values)
     return out
 

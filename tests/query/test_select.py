@@ -102,6 +102,12 @@ ASKS_FOR_VALUE = [
     ("How many Publix stores are in the state?", True),
     ("How old was he when he died?", True),
     ("The 1920 Olympics were held in a European country. Italy entered the war when?", True),
+    ("When did U.S. troops leave Vietnam?", True),  # an abbreviation's full stop ends no sentence
+    ("The state where Henry Worrall died has how many congressional districts?", True),  # a relative comes first
+    ("What is the population of Kansas?", True),
+    ("What amount of TEUs did it handle?", True),
+    ("Which time zone is Paris in?", False),
+    ("What period of art is the Mona Lisa from?", False),
     ("Who was president when the area became a state?", False),  # "when" joins a clause; "who" asks
     ("In which state did the singer of Hello Love die?", False),
     ("How did the composer die?", False),
