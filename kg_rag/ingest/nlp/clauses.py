@@ -43,6 +43,7 @@ PLACE_NOUNS = frozenset(
 """Nouns whose ``of`` complement is the place itself: "the city of Rome" is Rome, "the U.S. state of Michigan" is
 Michigan (an appositive genitive)."""
 DEATH = frozenset({"died", "d.", "death"})
+"""Words that mark the death half of a birth bracket: "(born 1909, Boston, died 1973, Paris)", "(b. 1909; d. 1973)"."""
 BIRTH = frozenset({"born", "b."})
 DASHES = frozenset({"-", "–", "—", "to"})
 
@@ -258,6 +259,8 @@ def _named_after(p: Passage, i: int) -> list[Ref]:
     if d.sent_end(i) <= m.start:
         return []
     head = next((k for k in range(m.start, m.end) if not (m.start <= d.head[k] < m.end)), m.end - 1)
+    if d.dep[head] in ("nsubj", "nsubjpass", "poss"):
+        return []  # the name starts a clause or owns what follows: "the man John hated", "the police Smith's gun"
     return [r for t in _conjuncts(d, head) for r in [p.ref(t)] if r is not None and not r.is_value]
 
 
@@ -379,7 +382,7 @@ def _complements(d: Parse, v: int) -> list[int]:
     own += [c for c in d.kids(v, "appos") if c > v and d.pos[v] == "VERB" and not d.kids(v, "dobj")]
     own += [c for c in d.kids(v, "prep") if c < v and (_relative(d, c) or _dated(d, c))]
     # "died aged 66 in Schenectady": an age is no predicate, its phrase is the verb's
-    own += [x for c in d.kids(v, "acomp") if d.lower[c] == "aged" for x in d.kids(c, "prep")]
+    own += [x for c in d.kids(v, "acomp", "advcl") if d.lower[c] == "aged" for x in d.kids(c, "prep")]
     if not own:
         for c in d.kids(v, "conj"):
             if d.pos[c] in ("VERB", "AUX") and not d.kids(c, *SUBJECTS):
@@ -434,7 +437,13 @@ def _verb(p: Passage, v: int, evidence: str) -> Iterator[Triple]:
         elif dep in ("prep", "agent"):
             if d.lower[c] == "as":  # "wound up as Djibouti's first president": the subject is in that role
                 yield from _roles(p, subjects, d.kids(c, "pobj"), evidence)
-            placed = copula and not described and _places_only(p, c)  # "is in New York": where it is
+            placed = (  # "is in New York": where it is (not "was active in Paris", nor where a person was)
+                copula
+                and not described
+                and not d.kids(v, "acomp")
+                and all(x.label != "PERSON" for x in subjects)
+                and _places_only(p, c)
+            )
             yield from _via(p, subjects, _words(d, group, *(["located"] if placed else described), c), c, evidence)
             for also in d.kids(c, "conj"):  # "is used in Belgium and in the Netherlands"
                 if d.pos[also] == "ADP":
@@ -540,6 +549,9 @@ def _role_name(p: Passage, i: int) -> bool:
     m = p.by_token.get(i)
     if m is None or m.kind != "name" or m.label or m.end - m.start != 1:
         return False
+    det = d.kid(i, "det")
+    if det is not None and d.lower[det] in ("a", "an"):
+        return False  # "a Game of Thrones character": a name inside a kind
     return any(d.lower[prep] == "of" and d.kid(prep, "pobj") in p.by_token for prep in d.kids(i, "prep"))
 
 
@@ -559,12 +571,16 @@ def _place_modifiers(p: Passage, n: int) -> list[Ref]:
 
 def _located(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
     """A named thing with an ``in`` phrase of places is located there: "The Consulate General of the United States
-    in Frankfurt", "the Louvre in Paris" (a person is not: "met Smith in Paris" says where they met; nor a name of
-    no recognised type, such as the *C* of "−37.8 °C in Pfaffenhofen")."""
+    in Frankfurt" as a sentence's subject or in apposition (a person is not: "met Smith in Paris" says where they
+    met; nor a name of no recognised type, such as the *C* of "−37.8 °C in Pfaffenhofen"; nor an object, whose
+    "in" phrase the parse often takes from the verb: "competes with Samsung in Korea")."""
     d = p.doc
     m = p.by_token[n]
     if n != m.end - 1 or not m.label or m.label in ("PERSON", *VALUES):
         return
+    head = next((k for k in range(m.start, m.end) if not (m.start <= d.head[k] < m.end)), n)
+    if d.dep[head] not in ("nsubj", "nsubjpass", "appos"):
+        return  # an object's "in" phrase is often the verb's ("demand for the iPhone in China declined")
     ref = p.mention_ref(m)
     for prep in d.kids(n, "prep"):
         if _places_only(p, prep):
@@ -702,10 +718,14 @@ def _lifespans(p: Passage, start: int, end: int, evidence: str) -> Iterator[Trip
                     continue
                 placed = x.label == "LOCATION" or (not x.is_value and x.start > 0 and d.lower[x.start - 1] == "in")
                 # "(born March 12, 1909, St Louis, died October 8, 1973, Los Angeles)": what follows "died" is death
-                verb = "died" if any(d.lower[i] in DEATH for i in range(m.end + 1, x.start)) else "born"
+                # (the recogniser may take "d." into the date: "d. 1973")
+                verb = "died" if any(d.lower[i] in DEATH for i in range(m.end + 1, x.start + 1)) else "born"
                 word = f"{verb} on" if x.label == "DATE" else f"{verb} in" if placed else None
+                target = p.mention_ref(x)
+                if x.label == "DATE" and d.lower[x.start] in DEATH and x.end - x.start > 1:
+                    target = Ref(" ".join(d.span_text(x.start + 1, x.end).split()), "DATE")
                 if word:
-                    yield Triple(subject, word, p.mention_ref(x), evidence)
+                    yield Triple(subject, word, target, evidence)
         elif len(dates) == 2 and any(d.text[i] in DASHES for i in range(dates[0].end, dates[1].start)):
             yield Triple(subject, "born on", p.mention_ref(dates[0]), evidence)
             yield Triple(subject, "died on", p.mention_ref(dates[1]), evidence)

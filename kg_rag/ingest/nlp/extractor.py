@@ -39,7 +39,6 @@ from kg_rag.ingest.nlp.mentions import (
     bare_title,
     find_mentions,
     has_nickname,
-    longer_form,
     title_name,
 )
 from kg_rag.ingest.nlp.parse import Parse, mask_codes, unwrap_lines
@@ -49,7 +48,7 @@ from kg_rag.model.relation_types import RelationTyper
 
 logger = logging.getLogger(__name__)
 
-RULES_VERSION = 16
+RULES_VERSION = 17
 """Bumped when the rules change what is extracted, so documents extracted under older rules are extracted again."""
 MAX_CHARS = 200_000
 """Longest chunk text parsed whole; a longer one (a corpus passage nobody split) is parsed up to here."""
@@ -228,8 +227,8 @@ def _topic_label(doc: Parse, mentions: Sequence[Any]) -> str | None:
     for m in mentions:
         if m.kind != "topic":
             continue
-        if longer_form(doc.span_text(m.start, m.end).replace('"', " ").split(), m.name):
-            return "PERSON"  # a title written with middle names is a person's (the recogniser may say otherwise)
+        if m.label == "PERSON":
+            return "PERSON"  # a title written with middle names or a nickname (the recogniser may say otherwise)
         for ent in doc.doc.ents:
             if ent.start < m.end and m.start < ent.end and ent.label_ in LABELS:
                 label = LABELS[ent.label_]

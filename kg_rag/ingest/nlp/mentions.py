@@ -190,19 +190,24 @@ def _topic_mentions(doc: Parse, topic: Topic) -> list[Mention]:
 
 
 def _full_names(doc: Parse, found: list[Mention], topic: Topic | None) -> list[Mention]:
-    """A person's full name is the topic when the title is its short form: with middle names (``Kevin Wayne
-    Durant`` in a passage titled *Kevin Durant*, ``Hyman Bernard Samuels`` for *Hyman B. Samuels*) or a quoted
-    nickname (``Karl "Edvard" Johanson`` for *Edvard Johanson*). Elsewhere a nickname's quote marks are no part
-    of the name."""
+    """A person's full name is the topic when the title is its short form and the text never writes the title
+    itself: with middle names (``Kevin Wayne Durant`` in a passage titled *Kevin Durant*, ``George Walker Bush``
+    for *George W. Bush*) or a quoted nickname (``Karl "Edvard" Johanson`` for *Edvard Johanson*). Only the first
+    such name is: an article names its subject first, and a later one is a relative (*George Herbert Walker
+    Bush*). Elsewhere a nickname's quote marks are no part of the name."""
     spans = [(m.start, m.end) for m in found if m.kind == "topic"]
+    person = topic is not None and person_like(topic.name)
+    taken = False
     out = []
-    for m in found:
+    for m in sorted(found, key=lambda x: x.start):
         if m.kind in ("ner", "name") and not m.is_value:
             words = [doc.text[i] for i in range(m.start, m.end) if not (_opens(doc, i) or _closes(doc, i))]
             nickname = m.label == "PERSON" and has_nickname(doc, m.start, m.end)
             inside = any(m.start <= a and b <= m.end and (a, b) != (m.start, m.end) for a, b in spans)
-            if topic is not None and ((nickname and inside) or longer_form(words, topic.name)):
-                m = Mention(m.start, m.end, topic.name, topic.label or "PERSON", "topic")
+            longer = person and not spans and not taken and longer_form(words, topic.name if topic else "")
+            if topic is not None and ((nickname and inside) or longer):
+                m = Mention(m.start, m.end, topic.name, "PERSON", "topic")
+                taken = taken or longer
             elif nickname:
                 m = Mention(m.start, m.end, " ".join(words), m.label, m.kind)
         out.append(m)
@@ -210,14 +215,17 @@ def _full_names(doc: Parse, found: list[Mention], topic: Topic | None) -> list[M
 
 
 def longer_form(words: list[str], title: str) -> bool:
-    """Whether a name is the title's person written with middle names: the same first and last word, more words
-    between, and the title's middle initials among them (*Hyman Bernard Samuels* for *Hyman B. Samuels*)."""
-    short = [canonical_key(w) for w in title.split()]
-    long_ = [canonical_key(w) for w in words]
-    if len(short) < 2 or len(long_) <= len(short) or short[0] != long_[0] or short[-1] != long_[-1]:
+    """Whether a name is the title's person written with middle names: the same first and last word, and each of
+    the title's middle words (or initials) among its middle words in order (*Hyman Bernard Samuels* for *Hyman B.
+    Samuels*, *George Walker Bush* for *George W. Bush*)."""
+    short = [canonical_key(w) for w in title.split() if w.casefold().strip(".") not in SUFFIXES]
+    long_ = [canonical_key(w) for w in words if w.casefold().strip(".") not in SUFFIXES]
+    if len(short) < 2 or len(long_) < len(short) or long_ == short or (short[0], short[-1]) != (long_[0], long_[-1]):
         return False
-    middle = long_[1:-1]
-    return all(any(m == w or (len(w) <= 2 and m.startswith(w.strip("."))) for m in middle) for w in short[1:-1])
+    middle = iter(long_[1:-1])
+    return all(
+        any(m == w or (len(w.strip(".")) == 1 and m.startswith(w.strip("."))) for m in middle) for w in short[1:-1]
+    )
 
 
 def _opens(doc: Parse, i: int) -> bool:
@@ -292,7 +300,9 @@ def _entities(doc: Parse) -> list[Mention]:
         if label is None or n in joined:
             continue
         start, end = ent.start, ent.end
-        if doc.lower[end - 1] == "of" and n + 1 < len(ents) and ents[n + 1].start == end and label not in VALUES:
+        after = LABELS.get(ents[n + 1].label_) if n + 1 < len(ents) else None
+        joins = after is not None and after not in VALUES and label not in VALUES
+        if joins and doc.lower[end - 1] == "of" and ents[n + 1].start == end:
             end = ents[n + 1].end  # the recogniser cut "National Physical Laboratory of | India" in two
             joined.add(n + 1)
         start, end = _trim(doc, start, end)
@@ -480,9 +490,9 @@ class NameTable:
     acronym for the name it abbreviates. Only unambiguous parts are kept."""
 
     aliases: dict[str, str] = field(default_factory=dict)
-    surname: tuple[str, str] | None = None
-    """``(key, topic name)``: the surname of a passage's topic that its text never writes in full (``Snow moved to
-    Nashville`` in a passage titled *Hank Snow*)."""
+    surnamed: dict[int, str] = field(default_factory=dict)
+    """Token -> topic name: where a passage titled with a person's name writes the surname alone as a subject
+    (``Snow moved to Nashville`` in a passage titled *Hank Snow*)."""
 
     @classmethod
     def of(cls, doc: Parse, mentions: Sequence[Mention], topic: Topic | None = None) -> NameTable:
@@ -499,30 +509,36 @@ class NameTable:
                 short = doc.text[m.end + 1]
                 if short.isupper() and len(short) >= 2 and short == _initials(m.name)[: len(short)]:
                     aliases[canonical_key(short)] = m.name
-        surname = None
-        if topic is not None and topic.label in (None, "", "PERSON") and _person_like(topic.name):
-            key = canonical_key(topic.name.split()[-1])
+        surnamed: dict[int, str] = {}
+        if topic is not None and topic.label in (None, "", "PERSON") and person_like(topic.name):
+            words = [w for w in topic.name.split() if w.casefold().strip(".") not in SUFFIXES]
+            key = canonical_key(words[-1])
             if key not in parts and key not in aliases:
-                surname = (key, topic.name)
-        return cls(aliases, surname)
+                surnamed = {m.start: topic.name for m in mentions if _surname_subject(doc, m, key)}
+        return cls(aliases, surnamed)
 
     def resolve(self, m: Mention) -> str:
         if m.kind in ("ner", "name") and " " not in m.name.strip():
-            if self.surname is not None and m.key == self.surname[0] and m.label in ("", "PERSON"):
-                return self.surname[1]
-            return self.aliases.get(m.key, m.name)
+            return self.surnamed.get(m.start) or self.aliases.get(m.key, m.name)
         return m.name
 
 
-def _person_like(name: str) -> bool:
-    """A title that may be a person's name: two to four capitalised words, no digit, no function word, no kind of
-    place or body (``Hank Snow``, ``James Glisson``; not ``Lake Colac``, ``Kansas City``, ``Cape of Good Hope``)."""
-    words = name.split()
-    return (
-        2 <= len(words) <= 4
-        and all(w[:1].isupper() and w.replace(".", "").replace("-", "").replace("'", "").isalpha() for w in words)
-        and not any(w.casefold() in _NOT_PEOPLE for w in words)
-    )
+def _surname_subject(doc: Parse, m: Mention, key: str) -> bool:
+    """A mention that is the titled person's surname as a sentence's subject ("Glisson was born ..."), not after
+    an honorific or a title ("Mrs. Glisson", "President Kennedy": a relative, or another holder), and not an object
+    ("She married Clinton")."""
+    if m.key != key or m.label not in ("", "PERSON") or m.kind not in ("ner", "name"):
+        return False
+    head = next((k for k in range(m.start, m.end) if not (m.start <= doc.head[k] < m.end)), m.end - 1)
+    before = doc.lower[m.start - 1].strip(".") if m.start > 0 else ""
+    return doc.dep[head] in ("nsubj", "nsubjpass") and before not in HONORIFICS
+
+
+HONORIFICS = frozenset(
+    """mr mrs ms miss dr sir lady lord president senator governor mayor king queen prince princess general colonel
+    captain judge justice rev reverend father saint st""".split()
+)
+"""Words before a surname that name someone else than the titled person: a relative or another office holder."""
 
 
 _NOT_PEOPLE = frozenset(
@@ -531,6 +547,18 @@ _NOT_PEOPLE = frozenset(
     united new north south east west fort port saint st. san santa district province region republic kingdom
     empire range peak hill hills falls house hall tower castle palace war battle treaty act party council""".split()
 )
+"""Words of a title that name a kind of place, body or event: such a title is no person's name."""
+
+
+def person_like(name: str) -> bool:
+    """A title that may be a person's name: two to four capitalised words, no digit, no function word, no kind of
+    place or body (``Hank Snow``, ``James Glisson``; not ``Lake Colac``, ``Kansas City``, ``Cape of Good Hope``)."""
+    words = name.split()
+    return (
+        2 <= len(words) <= 4
+        and all(w[:1].isupper() and w.replace(".", "").replace("-", "").replace("'", "").isalpha() for w in words)
+        and not any(w.casefold() in _NOT_PEOPLE for w in words)
+    )
 
 
 def _initials(name: str) -> str:

@@ -135,12 +135,35 @@ def test_harmonise_gives_one_name_and_one_type_per_thing():
             ("Waylon Payne", "SON_OF", "Sammi Smith"),
             "Waylon Malloy Payne",
         ),
+        # the first full name is the subject; a later, longer one is a relative
+        (
+            "George W. Bush",
+            "George Walker Bush is a politician. He is the eldest son of George Herbert Walker Bush.",
+            ("George W. Bush", "SON_OF", "George Herbert Walker Bush"),
+            "George Walker Bush",
+        ),
+        # where the title is written, a longer name is someone else
+        (
+            "John Adams",
+            "John Adams was a president. His son John Quincy Adams was also president.",
+            ("John Adams", "HAS_SON", "John Quincy Adams"),
+            "John Quincy Adams",
+        ),
+        # a surname after an honorific is a relative; as an object, someone else
+        ("James Glisson", "Mrs. Glisson died in Tampa in 1990.", ("Glisson", "DIED_IN", "Tampa"), "James Glisson"),
+        ("Hillary Clinton", "She married Clinton in 1975.", ("Hillary Clinton", "MARRIED", "Clinton"), None),
+        (
+            "Martin Luther King Jr.",
+            "King was born in Atlanta.",
+            ("Martin Luther King Jr.", "BORN_IN", "Atlanta"),
+            "King",
+        ),
         # a place's last word is no surname: Virginia is not West Virginia
         ("West Virginia", "Virginia joined the Union in 1788.", ("Virginia", "JOINED_IN", "1788"), "West Virginia"),
         ("Lake Colac", "Colac lies near the lake.", None, "Lake Colac"),
     ],
 )
-def test_a_titled_persons_surname_alone_is_that_person(extractor, title, text, wanted, unwanted):
+def test_a_titled_persons_short_or_full_name_is_that_person(extractor, title, text, wanted, unwanted):
     from kg_rag.model import Chunk
 
     result = extractor.extract([Chunk("c", text, "c", {"title": title, "titled": True})]).results["c"]
@@ -148,3 +171,24 @@ def test_a_titled_persons_surname_alone_is_that_person(extractor, title, text, w
     if wanted is not None:
         assert wanted in got, got
     assert not any(unwanted == s for s, _, _ in got), got
+
+
+@pytest.mark.parametrize(
+    "title, expected",
+    [
+        ("Hank Snow", True),
+        ("George W. Bush", True),
+        ("James Glisson", True),
+        ("Lake Colac", False),
+        ("Kansas City", False),
+        ("Cape of Good Hope", False),
+        ("West Virginia", False),
+        ("Seven Years' War", False),
+        ("Madonna", False),
+        ("1920 Summer Olympics", False),
+    ],
+)
+def test_a_title_is_a_persons_name_only_when_nothing_says_otherwise(title, expected):
+    from kg_rag.ingest.nlp.mentions import person_like
+
+    assert person_like(title) is expected
