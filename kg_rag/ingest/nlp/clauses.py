@@ -402,7 +402,10 @@ def _verb(p: Passage, v: int, evidence: str) -> Iterator[Triple]:
     if d.dep[v] in ("ROOT", "conj"):
         for s in subjects:
             p.note_subject(s)
-    if not subjects:
+    if not subjects:  # "parliament elected X as President of Somalia": the object holds the role all the same
+        for c in d.kids(v, "prep"):
+            if d.lower[c] == "as" and c > v:
+                yield from _held_roles(p, v, c, [], evidence)
         return
     group = _verb_group(d, v)
     copula = d.lemma(v) in COPULAS
@@ -431,12 +434,18 @@ def _verb(p: Passage, v: int, evidence: str) -> Iterator[Triple]:
             objects = _refs(p, c)
             if objects:
                 yield from _emit(subjects, _words(d, group), objects, evidence)
+            elif dep == "oprd":  # "was made an Officer of the Order of Canada": the subject holds that role
+                yield from _complement_role(p, subjects, c, _words(d, group, *_noun_words(d, c)), evidence)
             else:  # "took part in X": the generic object belongs to the predicate
                 for prep in d.kids(c, "prep"):
                     yield from _via(p, subjects, _words(d, group, *_noun_words(d, c), prep), prep, evidence)
         elif dep in ("prep", "agent"):
             if d.lower[c] == "as":  # "wound up as Djibouti's first president": the subject is in that role
                 yield from _roles(p, subjects, d.kids(c, "pobj"), evidence)
+                held = list(_held_roles(p, v, c, subjects, evidence))
+                if held:  # "elected Hassan Sheikh Mohamud as the new President of Somalia"
+                    yield from held
+                    continue
             placed = (  # "is in New York": where it is (not "was active in Paris", nor where a person was)
                 copula
                 and not described
@@ -458,8 +467,20 @@ def _verb(p: Passage, v: int, evidence: str) -> Iterator[Triple]:
             for prep in d.kids(c, "prep"):  # "is similar to", "is adjacent to"
                 yield from _via(p, subjects, _words(d, group, c, prep), prep, evidence)
         elif c == complement:
-            for prep in d.kids(c, "prep"):
-                yield from _via(p, subjects, _words(d, group, prep), prep, evidence)
+            yield from _complement_role(p, subjects, c, _words(d, group), evidence)
+
+
+def _complement_role(p: Passage, subjects: list[Ref], c: int, words: str, evidence: str) -> Iterator[Triple]:
+    """The prepositional phrases of an object complement ("was made an Officer of the Order", "was named head
+    coach of the team", "was proclaimed emperor by the guard"): with *of*, the role the subject holds and what it
+    is held of (``X -[is officer of]-> Order``: *made* is how, not what); any other, what the verb phrase says."""
+    d = p.doc
+    for prep in d.kids(c, "prep"):
+        if d.lower[prep] == "of":
+            owners = [r for r in _prep_objects(p, prep) if not r.is_value]
+            yield from _emit(subjects, _words(d, [], "is", d.lemma(c), "of"), owners, evidence)
+        else:
+            yield from _via(p, subjects, f"{words} {d.lower[prep]}", prep, evidence)
 
 
 def _places_only(p: Passage, prep: int) -> bool:
@@ -528,6 +549,22 @@ def _copula(p: Passage, v: int, group: list[int], attr: int, subjects: list[Ref]
         places = _place_modifiers(p, a)
         if places:
             yield from _emit(subjects, _words(d, [], "is", a, "from"), places, evidence)
+
+
+def _held_roles(p: Passage, v: int, prep: int, subjects: list[Ref], evidence: str) -> Iterator[Triple]:
+    """A role "as" names, with what it is held of: "elected Hassan Sheikh Mohamud as the new President of Somalia"
+    (the object holds it), "served as president of the club" (the subject does): ``X -[is president of]-> Y``,
+    the verb that put X there is not the relation."""
+    d = p.doc
+    objects = [r for o in d.kids(v, "dobj") for r in _refs(p, o)]
+    holders = objects or subjects
+    for role in d.kids(prep, "pobj"):
+        if not (_role_name(p, role) or (role not in p.by_token and d.pos[role] == "NOUN")):
+            continue
+        for of in d.kids(role, "prep"):
+            if d.lower[of] == "of":
+                owners = [r for r in _prep_objects(p, of) if not r.is_value]
+                yield from _emit(holders, _words(d, [], "is", d.lemma(role), "of"), owners, evidence)
 
 
 def _one_of(d: Parse, i: int) -> int:

@@ -142,7 +142,7 @@ def find_mentions(doc: Parse, topic: Topic | None) -> tuple[list[Mention], list[
         found += _topic_mentions(doc, topic)
     found += _quoted(doc)
     found += [_with_article(doc, m) for m in (*_entities(doc), *_proper_phrases(doc))]
-    found = _full_names(doc, found, topic)
+    found = _full_names(doc, [m for m in found if not _a_kind(doc, m)], topic)
     kept = _non_overlapping(found, doc.n)
     return kept, _inside(doc, found, kept)
 
@@ -187,6 +187,16 @@ def _topic_mentions(doc: Parse, topic: Topic) -> list[Mention]:
         if span is not None:
             out.append(Mention(span.start, span.end, topic.name, topic.label or "", "topic"))
     return out
+
+
+def _a_kind(doc: Parse, m: Mention) -> bool:
+    """A capitalised phrase after *a* / *an* is a kind, not a name: "is an ALA Notable Children's Book written by
+    Judith Viorst" describes the sentence's subject (a recognised name keeps its reading: "a Democrat")."""
+    if m.kind != "name":
+        return False
+    head = next((k for k in range(m.start, m.end) if not (m.start <= doc.head[k] < m.end)), m.end - 1)
+    det = doc.kid(head, "det")
+    return det is not None and doc.lower[det] in ("a", "an")
 
 
 def _full_names(doc: Parse, found: list[Mention], topic: Topic | None) -> list[Mention]:

@@ -436,6 +436,31 @@ SHAPES = [
         {("Tom Smith", "BORN_ON", "d. 1973")},
     ),
     (
+        "a capitalised phrase after 'an' is a kind: its clause describes the subject",
+        "Alexander and the Terrible, Horrible, No Good, Very Bad Day",
+        "Alexander and the Terrible, Horrible, No Good, Very Bad Day, published in 1972, is an ALA Notable "
+        "Children's Book written by Judith Viorst and illustrated by Ray Cruz.",
+        {
+            ("Alexander and the Terrible, Horrible, No Good, Very Bad Day", "WRITTEN_BY", "Judith Viorst"),
+            ("Alexander and the Terrible, Horrible, No Good, Very Bad Day", "ILLUSTRATED_BY", "Ray Cruz"),
+        },
+        {("Book", "WRITTEN_BY", "Judith Viorst")},
+    ),
+    (
+        "a role 'as' names is held by the object",
+        None,
+        "On 10 September 2012, parliament elected Hassan Sheikh Mohamud as the new President of Somalia.",
+        {("Hassan Sheikh Mohamud", "PRESIDENT_OF", "Somalia")},
+        {("Somalia", "PRESIDENT_OF", "Hassan Sheikh Mohamud")},
+    ),
+    (
+        "an object complement with 'of' is a role the subject holds",
+        None,
+        "Peter Appleyard was made an Officer of the Order of Canada in 1992.",
+        {("Peter Appleyard", "OFFICER_OF", "Order of Canada")},
+        {("Peter Appleyard", "MADE_OF", "Order of Canada")},
+    ),
+    (
         "attribute of the topic",
         "Tennessee",
         "Tennessee is a state in the United States. The capital is Nashville.",
