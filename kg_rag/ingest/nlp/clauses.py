@@ -552,19 +552,45 @@ def _copula(p: Passage, v: int, group: list[int], attr: int, subjects: list[Ref]
 
 
 def _held_roles(p: Passage, v: int, prep: int, subjects: list[Ref], evidence: str) -> Iterator[Triple]:
-    """A role "as" names, with what it is held of: "elected Hassan Sheikh Mohamud as the new President of Somalia"
-    (the object holds it), "served as president of the club" (the subject does): ``X -[is president of]-> Y``,
-    the verb that put X there is not the relation."""
+    """A role "as" names, with what it is held of: ``X -[is president of]-> Y`` (the verb that put X there is not
+    the relation). The object holds it after a verb that puts its object in a role ("parliament elected Hassan
+    Sheikh Mohamud as the new President of Somalia"), the subject after any other ("Obama visited Israel as
+    President of the United States", "Charles succeeded Elizabeth II as King"). Not a role: what an epithet
+    calls someone ("known as the father of"), a part an actor plays ("starred as the captain of"), or a noun that
+    names no position ("as a result of", "as a gift of", "as part of")."""
     d = p.doc
-    objects = [r for o in d.kids(v, "dobj") for r in _refs(p, o)]
-    holders = objects or subjects
+    verb = d.lemma(v)
+    if verb in EPITHET_VERBS or verb in PLAYING_VERBS:
+        return
+    if verb in PLACING_VERBS and d.kids(v, "dobj"):
+        holders = [r for o in d.kids(v, "dobj") for r in _refs(p, o)]  # none: the object is no entity
+    else:
+        holders = subjects
     for role in d.kids(prep, "pobj"):
-        if not (_role_name(p, role) or (role not in p.by_token and d.pos[role] == "NOUN")):
+        if d.lemma(role) in NOT_ROLES or not (
+            _role_name(p, role) or (role not in p.by_token and d.pos[role] == "NOUN")
+        ):
             continue
         for of in d.kids(role, "prep"):
             if d.lower[of] == "of":
                 owners = [r for r in _prep_objects(p, of) if not r.is_value]
                 yield from _emit(holders, _words(d, [], "is", d.lemma(role), "of"), owners, evidence)
+
+
+PLACING_VERBS = frozenset(
+    "elect appoint name nominate confirm choose select install designate hire crown proclaim ordain inaugurate "
+    "reappoint re-elect".split()
+)
+"""Verbs that put their object in a role ("elected X as president of Y"): the object holds the role "as" names."""
+EPITHET_VERBS = frozenset("know call dub nickname regard consider describe refer hail remember see style".split())
+"""Verbs whose "as" gives what someone is called, not a position held ("known as the father of the nation")."""
+PLAYING_VERBS = frozenset("star play portray cast voice appear feature act".split())
+"""Verbs whose "as" gives a part an actor plays ("starred as the captain of the Maersk Alabama")."""
+NOT_ROLES = frozenset(
+    "result consequence part gift tribute symbol sign way means form kind type sort example response reward "
+    "replacement alternative basis model".split()
+)
+"""Nouns after "as" that name no position one holds ("as a result of", "as part of", "as a gift of")."""
 
 
 def _one_of(d: Parse, i: int) -> int:

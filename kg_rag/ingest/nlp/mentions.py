@@ -190,13 +190,15 @@ def _topic_mentions(doc: Parse, topic: Topic) -> list[Mention]:
 
 
 def _a_kind(doc: Parse, m: Mention) -> bool:
-    """A capitalised phrase after *a* / *an* is a kind, not a name: "is an ALA Notable Children's Book written by
-    Judith Viorst" describes the sentence's subject (a recognised name keeps its reading: "a Democrat")."""
+    """A capitalised phrase after *a* / *an* as a complement that describes the subject (of a copula, or of a
+    passive: "was made an Officer of the Order") is a kind, not a name: "is an ALA Notable Children's Book written
+    by Judith Viorst" describes the sentence's subject (a recognised name keeps its reading: "a Democrat";
+    elsewhere "a Boeing 747" or the band "A Perfect Circle" stay names)."""
     if m.kind != "name":
         return False
     head = next((k for k in range(m.start, m.end) if not (m.start <= doc.head[k] < m.end)), m.end - 1)
     det = doc.kid(head, "det")
-    return det is not None and doc.lower[det] in ("a", "an")
+    return det is not None and doc.lower[det] in ("a", "an") and doc.dep[head] in ("attr", "oprd")
 
 
 def _full_names(doc: Parse, found: list[Mention], topic: Topic | None) -> list[Mention]:

@@ -454,6 +454,46 @@ SHAPES = [
         {("Somalia", "PRESIDENT_OF", "Hassan Sheikh Mohamud")},
     ),
     (
+        "a role 'as' names is the subject's after a verb that puts no object in a role",
+        None,
+        "Obama visited Israel as President of the United States in 2013.",
+        {("Obama", "PRESIDENT_OF", "United States")},
+        {("Israel", "PRESIDENT_OF", "United States")},
+    ),
+    (
+        "the successor holds the role, not the one succeeded",
+        None,
+        "Charles succeeded Elizabeth II as King of the United Kingdom.",
+        {("Charles", "KING_OF", "United Kingdom")},
+        {("Elizabeth II", "KING_OF", "United Kingdom")},
+    ),
+    (
+        "an object that is no entity holds the role: nobody named does",
+        None,
+        "Obama appointed his friend as ambassador of the United States to Japan.",
+        set(),
+        {("Obama", "AMBASSADOR_OF", "United States")},
+    ),
+    (
+        "no role: a result, an epithet, a part an actor plays",
+        None,
+        "Nixon resigned as a result of Watergate. George Washington is known as the father of the United States. "
+        "Tom Hanks starred as the captain of the Maersk Alabama.",
+        set(),
+        {
+            ("Nixon", "RESULT_OF", "Watergate"),
+            ("George Washington", "FATHER_OF", "United States"),
+            ("Tom Hanks", "CAPTAIN_OF", "Maersk Alabama"),
+        },
+    ),
+    (
+        "a name after 'a' that is no copula's complement stays a name",
+        None,
+        "John Smith flew a Boeing 747 to London.",
+        {("John Smith", "FLEW", "Boeing 747")},
+        set(),
+    ),
+    (
         "an object complement with 'of' is a role the subject holds",
         None,
         "Peter Appleyard was made an Officer of the Order of Canada in 1992.",
