@@ -28,7 +28,7 @@ from kg_rag.ingest.extract import (
     ExtractionRun,
     ParsedRelation,
 )
-from kg_rag.ingest.nlp.clauses import Passage, read_clauses
+from kg_rag.ingest.nlp.clauses import read_clauses
 from kg_rag.ingest.nlp.loading import load_pipeline, pipeline_id
 from kg_rag.ingest.nlp.mentions import (
     LABELS,
@@ -42,6 +42,7 @@ from kg_rag.ingest.nlp.mentions import (
     title_name,
 )
 from kg_rag.ingest.nlp.parse import Parse, mask_codes, unwrap_lines
+from kg_rag.ingest.nlp.refs import Passage
 from kg_rag.model import Chunk
 from kg_rag.model.names import DEFAULT_ENTITY_TYPE, DEFAULT_RELATION_PATTERNS, RELATED, canonical_key
 from kg_rag.model.relation_types import RelationTyper

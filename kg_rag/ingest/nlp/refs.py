@@ -1,0 +1,277 @@
+"""What the words of a passage stand for: the entity a mention names, the entity a pronoun or a description
+(``the song``, the complement of a copula, an apposition) refers to, and the subjects of a clause. The relations
+are read from these in :mod:`kg_rag.ingest.nlp.clauses`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kg_rag.ingest.nlp.mentions import VALUES, Mention, NameTable, Topic
+from kg_rag.ingest.nlp.parse import Parse
+
+COUNTS = frozenset({"NUMBER", "QUANTITY"})
+"""Types of a mention that counts a noun: ``4 congressional districts`` is a quantity."""
+SUBJECTS = frozenset({"nsubj", "nsubjpass", "csubj", "csubjpass"})
+NOUN_SLOTS = frozenset({"nsubj", "nsubjpass", "dobj", "pobj", "attr", "appos", "conj", "dative", "oprd"})
+COPULAS = frozenset({"be", "become", "remain"})
+PERSONAL = frozenset({"he", "she", "him", "his", "her", "hers", "himself", "herself"})
+IMPERSONAL = frozenset({"it", "its", "itself"})
+PLURAL = frozenset({"they", "them", "their", "theirs", "themselves"})
+RELATIVES = frozenset({"who", "whom", "which", "that", "whose"})
+PLACE_NOUNS = frozenset(
+    """state city town county province region village country island republic kingdom borough district
+    municipality township parish commune prefecture territory""".split()
+)
+"""Nouns whose ``of`` complement is the place itself: "the city of Rome" is Rome, "the U.S. state of Michigan" is
+Michigan (an appositive genitive)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """An end of a relation: the entity's name and type, and whether it was reached through a reference."""
+
+    name: str
+    label: str
+    resolved: bool = False
+
+    @property
+    def is_value(self) -> bool:
+        return self.label in VALUES
+
+
+@dataclass
+class Passage:
+    """The state of reading one passage: its mentions by token, the names they stand for, the topic and the
+    subjects seen so far (what a pronoun refers back to)."""
+
+    doc: Parse
+    mentions: list[Mention]
+    topic: Topic | None
+    names: NameTable
+    by_token: dict[int, Mention] = field(default_factory=dict)
+    recent: list[Ref] = field(default_factory=list)
+    descriptions: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for m in self.mentions:
+            for i in range(m.start, m.end):
+                self.by_token[i] = m
+
+    # -------------------------------------------------------------- references
+    def ref(self, i: int, depth: int = 0) -> Ref | None:
+        """The entity token ``i`` stands for, or ``None`` (a generic noun phrase, an unresolved pronoun)."""
+        m = self.by_token.get(i)
+        if m is not None:
+            return self.mention_ref(m)
+        if depth > 4:
+            return None
+        d = self.doc
+        if d.tag[i] in ("PRP", "PRP$"):
+            return self.antecedent(d.lower[i])
+        if d.lower[i] in RELATIVES and d.tag[i] in ("WDT", "WP", "WP$"):
+            clause = next((a for a in d.ancestors(i) if d.dep[a] in ("relcl", "acl")), None)
+            return self.ref(d.head[clause], depth + 1) if clause is not None else None
+        if not nominal(d, i):
+            return None
+        quantity = self._quantity(i)
+        return quantity if quantity is not None else self._described(i, depth)
+
+    def _quantity(self, i: int) -> Ref | None:
+        """A counted noun is a quantity: ``4 congressional districts``, ``273,282 TEUs``. A date before a noun is
+        no count: "a 1937 film directed by Raoul Walsh" is a film, and stands for what the sentence is about."""
+        d = self.doc
+        for k in d.kids(i, "nummod"):
+            m = self.by_token.get(k)
+            if m is not None and m.label in COUNTS and m.start < i:
+                return Ref(" ".join(d.span_text(m.start, i + 1).split()), "QUANTITY")
+        return None
+
+    def mention_ref(self, m: Mention) -> Ref:
+        if m.kind == "topic" and self.topic is not None:
+            return Ref(self.topic.name, self.topic.label or "")
+        name = self.names.resolve(m)
+        return Ref(name, m.label, name != m.name)
+
+    def _described(self, i: int, depth: int) -> Ref | None:
+        """A generic noun that only describes an entity: the topic's kind with ``the``/``this`` (``the song``), the
+        complement of a copula whose subject is an entity (``X is a ballet``), an apposition to an entity
+        (``X, a ballet``), or the place noun of an appositive genitive (``the state of Michigan``)."""
+        d = self.doc
+        det = d.kid(i, "det")
+        if self.topic is not None and det is not None and (d.lemma(i) in self.topic.kinds or self._names_topic(i)):
+            if d.lower[det] in ("the", "this"):
+                return self._topic_ref(resolved=True)
+        h = d.head[i]
+        if d.dep[i] == "attr" and d.lemma(h) in COPULAS:
+            subject = d.kid(h, *SUBJECTS)
+            if subject is None:  # a quoted title the parse left hanging ("It'll Be Me" is a song ...)
+                titled = subjects_of(self, h, depth + 1) if depth < 3 else []
+                return as_resolved(titled[0]) if len(titled) == 1 else None
+            return as_resolved(self.ref(subject, depth + 1))
+        if d.dep[i] == "appos":
+            return as_resolved(self.ref(h, depth + 1))
+        if d.lemma(i) in PLACE_NOUNS:
+            for prep in d.kids(i, "prep"):
+                if d.lower[prep] == "of":
+                    obj = d.kid(prep, "pobj")
+                    if obj is not None and obj in self.by_token:
+                        return self.mention_ref(self.by_token[obj])
+        if d.dep[i] == "pobj" and d.lower[h] == "of" and d.dep[d.head[h]] == "attr":
+            # "X is a form of psychotherapy developed by Y": the clause describes X through its kind
+            return self.ref(d.head[h], depth + 1)
+        return None
+
+    def _names_topic(self, i: int) -> bool:
+        """``the city`` in a passage about Oklahoma City, ``the fort`` in one about Fort George: a common noun the
+        topic's name starts or ends with (not a person's: "the snow" is not Hank Snow)."""
+        assert self.topic is not None
+        words = self.topic.name.casefold().split()
+        return len(words) > 1 and self.topic.label != "PERSON" and self.doc.lower[i] in (words[0], words[-1])
+
+    def _topic_ref(self, *, resolved: bool) -> Ref | None:
+        if self.topic is None:
+            return None
+        return Ref(self.topic.name, self.topic.label or "", resolved)
+
+    def antecedent(self, pronoun: str) -> Ref | None:
+        """The latest subject a pronoun can refer to (a person for *he*/*she*, anything else for *it*/*they*), else
+        the passage's topic when it can be one."""
+        if pronoun in PERSONAL:
+            fits = [r for r in self.recent if r.label == "PERSON"]
+            topic_fits = self.topic is not None and self.topic.label in ("PERSON", "", None)
+        elif pronoun in IMPERSONAL or pronoun in PLURAL:
+            fits = [r for r in self.recent if r.label != "PERSON" and not r.is_value]
+            topic_fits = self.topic is not None and self.topic.label != "PERSON"
+        else:
+            return None
+        if fits:
+            return as_resolved(fits[-1])
+        return self._topic_ref(resolved=True) if topic_fits else None
+
+    def note_subject(self, ref: Ref) -> None:
+        if not ref.is_value:
+            self.recent.append(ref)
+            del self.recent[:-8]
+
+
+def nominal(d: Parse, i: int) -> bool:
+    """A noun, or an adjective used as one (``a 1974 single``, ``the single``)."""
+    return d.pos[i] in ("NOUN", "PROPN") or (
+        d.pos[i] == "ADJ" and d.dep[i] in NOUN_SLOTS and d.kid(i, "det") is not None
+    )
+
+
+def listed_names(p: Passage, i: int) -> list[Ref]:
+    """The entities a list in apposition names a generic noun with (``four members: A, B and C``)."""
+    if i in p.by_token and not p.by_token[i].is_value:
+        return []
+    return [r for a in p.doc.kids(i, "appos") for r in refs_of(p, a)]
+
+
+def as_resolved(ref: Ref | None) -> Ref | None:
+    return None if ref is None else Ref(ref.name, ref.label, True)
+
+
+def conjuncts(d: Parse, i: int) -> list[int]:
+    """``i`` and the words coordinated with it (``A, B and C``)."""
+    out, todo = [], [i]
+    while todo:
+        t = todo.pop()
+        out.append(t)
+        todo.extend(d.kids(t, "conj"))
+    return sorted(out)
+
+
+def refs_of(p: Passage, i: int) -> list[Ref]:
+    refs: list[Ref] = []
+    d = p.doc
+    for t in conjuncts(d, i):
+        named = _named_after(p, t)  # before what the noun would otherwise describe ("the country singer Sammi Smith")
+        ref = None if named else p.ref(t)
+        if named:
+            refs += named
+        elif ref is not None:
+            refs.append(ref)
+            refs += _more_places(p, t)
+        elif d.dep[t] != "appos":  # "three members: A, B and C" -- the list names the noun
+            refs += [r for a in d.kids(t, "appos") for r in [p.ref(a)] if r is not None]
+    return list(dict.fromkeys(refs))
+
+
+def _more_places(p: Passage, i: int) -> list[Ref]:
+    """The other places of a place noun's appositive "of" list: "the states of New York and New Jersey"."""
+    d = p.doc
+    if i in p.by_token or d.lemma(i) not in PLACE_NOUNS:
+        return []
+    out = []
+    for prep in d.kids(i, "prep"):
+        obj = d.kid(prep, "pobj") if d.lower[prep] == "of" else None
+        if obj is not None and obj in p.by_token:
+            out += [r for c in conjuncts(d, obj) if c != obj and c in p.by_token for r in [p.ref(c)] if r is not None]
+    return out
+
+
+def _named_after(p: Passage, i: int) -> list[Ref]:
+    """A common noun written right before a name stands for it, as a title does: "the father of musicians Neil
+    Young and Astrid Young", "written by songwriter Jack Clement" (the parse often hangs the names elsewhere)."""
+    d = p.doc
+    m = p.by_token.get(i + 1)
+    if i in p.by_token or d.tag[i] not in ("NN", "NNS") or m is None or m.start != i + 1 or m.is_value:
+        return []
+    if d.sent_end(i) <= m.start:
+        return []
+    head = next((k for k in range(m.start, m.end) if not (m.start <= d.head[k] < m.end)), m.end - 1)
+    if d.dep[head] in ("nsubj", "nsubjpass", "poss"):
+        return []  # the name starts a clause or owns what follows: "the man John hated", "the police Smith's gun"
+    return [r for t in conjuncts(d, head) for r in [p.ref(t)] if r is not None and not r.is_value]
+
+
+def subjects_of(p: Passage, v: int, depth: int = 0) -> list[Ref]:
+    d = p.doc
+    own = d.kids(v, *SUBJECTS)
+    if own:  # "much of Britain was conquered by": a part stands for the whole it is part of
+        own = [o for s in own for o in (_partitive(d, s) or [s])]
+        return [r for s in own for r in refs_of(p, s)]
+    for c in d.kids(v, "ccomp", "csubj", "dep"):  # a quoted title parsed as a clause: "Your Love Is a Song" was ...
+        m = p.by_token.get(c)
+        if m is not None and m.end <= v and m.kind in ("quote", "topic"):
+            return [p.mention_ref(m)]
+    if d.dep[v] == "ROOT":  # "It'll Be Me" is a song ...: the title's words hang off its quote mark, not the verb
+        before = p.by_token.get(v - 1) or (p.by_token.get(v - 2) if v >= 2 and d.pos[v - 1] == "PUNCT" else None)
+        if (
+            before is not None
+            and before.kind in ("quote", "topic")
+            and all(d.pos[t] == "PUNCT" for t in range(d.sent_start(v), before.start))
+        ):
+            return [p.mention_ref(before)]
+    for aux in d.kids(v, "auxpass", "aux"):  # inverted: "Located in Paris is the Louvre" = the Louvre is located in
+        if aux > v:
+            return [r for a in d.kids(aux, "attr") for r in refs_of(p, a)]
+    if depth > 3:
+        return []
+    dep, h = d.dep[v], d.head[v]
+    if dep in ("relcl", "acl"):
+        ref = p.ref(h)
+        return [ref] if ref is not None else []
+    if dep == "conj" and d.pos[h] in ("VERB", "AUX"):
+        return subjects_of(p, h, depth + 1)
+    if dep == "xcomp":
+        controller = d.kid(h, "dobj")
+        if controller is not None:  # "persuaded Y to leave": the object is who leaves
+            ref = p.ref(controller)
+            return [ref] if ref is not None else []
+        return subjects_of(p, h, depth + 1)
+    if dep == "advcl" and d.tag[v] in ("VBN", "VBG"):
+        return subjects_of(p, h, depth + 1)
+    return []
+
+
+PARTITIVES = frozenset("much most part parts all some half portion portions large".split())
+"""Words that, with "of", name a part of a whole (``much of Britain``)."""
+
+
+def _partitive(d: Parse, s: int) -> list[int]:
+    """The whole a partitive subject names a part of (``much of Britain``: *Britain*), or nothing."""
+    if d.lower[s] not in PARTITIVES or d.pos[s] == "PROPN":
+        return []
+    return [o for prep in d.kids(s, "prep") if d.lower[prep] == "of" for o in d.kids(prep, "pobj")]
