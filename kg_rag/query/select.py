@@ -11,7 +11,6 @@ import numpy as np
 from kg_rag.model.results import RelationRow, ScoredEntity
 from kg_rag.query.params import QueryParams
 from kg_rag.query.seeds import Seeds
-from kg_rag.query.senses import are_values
 from kg_rag.query.workspace import Workspace
 from kg_rag.store.base import EdgeSet, Pairs
 
@@ -196,7 +195,7 @@ def asked_relations(ws: Workspace, edges: EdgeSet, p: QueryParams) -> np.ndarray
         out = np.asarray([asks[names[t]] for t in edges.type_id.tolist()], dtype=bool)
     if ws.asks_value and len(edges):
         ends = np.unique(np.concatenate([edges.src, edges.dst]))
-        values = ends[are_values(ws.view, ends)]
+        values = ends[ws.are_values(ends)]
         out |= np.isin(edges.src, values) | np.isin(edges.dst, values)
     return out
 

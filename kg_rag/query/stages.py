@@ -31,7 +31,6 @@ from kg_rag.query.params import QueryParams
 from kg_rag.query.relation_match import asks_for_value, question_relation_words
 from kg_rag.query.seeds import Seeds, match_seeds, names_entity, resolve_names, unmatched_reason
 from kg_rag.query.select import HUB_MENTIONS, relation_rows, score_relations, select_entities, unsure_ranks
-from kg_rag.query.senses import are_values
 from kg_rag.query.strategies import StrategyInput, StrategyOutput
 from kg_rag.query.strategies.base import rank_top
 from kg_rag.query.workspace import Workspace
@@ -320,7 +319,7 @@ def _bridges(ws: Workspace, ranked: Sequence[int], named: set[int]) -> frozenset
     if shared.size:
         shared = shared[ws.mention_counts(shared) <= HUB_MENTIONS]
     if shared.size:
-        shared = shared[~are_values(ws.view, shared)]
+        shared = shared[~ws.are_values(shared)]
     return frozenset(int(e) for e in shared.tolist() if int(e) not in named)
 
 

@@ -16,6 +16,7 @@ from kg_rag.arrays import in_sorted, unique_first, unique_ints
 from kg_rag.index.lexical import tokenize
 from kg_rag.query.params import QueryParams
 from kg_rag.query.relation_match import matches, type_index
+from kg_rag.query.senses import are_values
 from kg_rag.store.base import EdgeFilter, Pairs, QueryBackend, TermScorer
 
 I64 = np.int64
@@ -150,6 +151,7 @@ class Workspace:
     _terms: TermScorer | None = None
     _asked: tuple[frozenset[str], frozenset[str]] | None = None
     _mentions: dict[int, float] = field(default_factory=dict)
+    _values: dict[int, bool] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         keep = not self.view.in_process
@@ -233,6 +235,16 @@ class Workspace:
         """``(entity handle, chunk handle)`` mentions of the given entities, by entity (from a database, each
         entity is fetched once a query)."""
         return self._entity_chunks.get(entity_handles)
+
+    def are_values(self, entity_handles: np.ndarray) -> np.ndarray:
+        """Which entities are values (:func:`~kg_rag.query.senses.value_name`), as a mask; their names are read once
+        a query (the value rows a "when" question asks for and the bridges between passages ask for the same
+        ends)."""
+        hs = np.asarray(entity_handles, dtype=I64).reshape(-1)
+        todo = [h for h in dict.fromkeys(hs.tolist()) if h not in self._values]
+        if todo:
+            self._values.update(zip(todo, are_values(self.view, np.asarray(todo, dtype=I64)).tolist()))
+        return np.fromiter((self._values[h] for h in hs.tolist()), dtype=bool, count=hs.size)
 
     def mention_counts(self, entity_handles: np.ndarray) -> np.ndarray:
         """How many chunks mention each entity (from a database, kept per entity for the query)."""

@@ -166,3 +166,27 @@ def test_the_word_index_finds_the_types_that_matches_finds_word_by_word():
     for q in sorted(words):
         assert index.types_for(frozenset([q])) == {t for t in TYPES if matches(frozenset([q]), t)}, q
     assert index.types_for(frozenset(words)) == {t for t in TYPES if matches(frozenset(words), t)}
+
+
+def test_a_query_reads_whether_an_entity_is_a_value_once():
+    """The value rows a "when" question asks for and the bridges between passages ask about the same ends: their
+    names are read once a query, and the answer is by handle."""
+
+    class Names:
+        in_process = False
+        asked: list[list[int]] = []
+
+        def chunk_entities(self, handles):  # the workspace builds its pair caches from these
+            return Pairs.empty()
+
+        entity_chunks = chunk_entities
+
+        def names(self, handles: np.ndarray) -> list[str | None]:
+            self.asked.append(np.asarray(handles).tolist())
+            return [{1: "1899", 2: "Finlandia", 3: "March 3, 1974"}.get(int(h)) for h in handles]
+
+    view = Names()
+    ws = Workspace(view, np.zeros(2, np.float32), "q", QueryParams(), EdgeFilter())  # type: ignore[arg-type]
+    assert ws.are_values(np.asarray([2, 1], I64)).tolist() == [False, True]
+    assert ws.are_values(np.asarray([3, 1, 2, 9], I64)).tolist() == [True, True, False, False]
+    assert view.asked == [[2, 1], [3, 9]]
