@@ -390,7 +390,7 @@ def _located(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
     m = p.by_token[n]
     if n != m.end - 1 or not m.label or m.label in ("PERSON", *VALUES):
         return
-    head = next((k for k in range(m.start, m.end) if not (m.start <= d.head[k] < m.end)), n)
+    head = d.span_head(m.start, m.end)
     if d.dep[head] not in ("nsubj", "nsubjpass", "appos"):
         return  # an object's "in" phrase is often the verb's ("demand for the iPhone in China declined")
     ref = p.mention_ref(m)

@@ -196,7 +196,7 @@ def _a_kind(doc: Parse, m: Mention) -> bool:
     elsewhere "a Boeing 747" or the band "A Perfect Circle" stay names)."""
     if m.kind != "name":
         return False
-    head = next((k for k in range(m.start, m.end) if not (m.start <= doc.head[k] < m.end)), m.end - 1)
+    head = doc.span_head(m.start, m.end)
     det = doc.kid(head, "det")
     return det is not None and doc.lower[det] in ("a", "an") and doc.dep[head] in ("attr", "oprd")
 
@@ -541,7 +541,7 @@ def _surname_subject(doc: Parse, m: Mention, key: str) -> bool:
     ("She married Clinton")."""
     if m.key != key or m.label not in ("", "PERSON") or m.kind not in ("ner", "name"):
         return False
-    head = next((k for k in range(m.start, m.end) if not (m.start <= doc.head[k] < m.end)), m.end - 1)
+    head = doc.span_head(m.start, m.end)
     before = doc.lower[m.start - 1].strip(".") if m.start > 0 else ""
     return doc.dep[head] in ("nsubj", "nsubjpass") and before not in HONORIFICS
 

@@ -190,6 +190,11 @@ class Parse:
     def is_sent_start(self, i: int) -> bool:
         return self.sent_start(i) == i
 
+    def span_head(self, start: int, end: int) -> int:
+        """The token of ``start:end`` whose head lies outside it (the span's head in the parse; the last token
+        when the parse joins none to the rest)."""
+        return next((k for k in range(start, end) if not (start <= self.head[k] < end)), end - 1)
+
     def left_edge(self, i: int) -> int:
         """The first token of ``i``'s subtree."""
         edge = i

@@ -220,7 +220,7 @@ def _named_after(p: Passage, i: int) -> list[Ref]:
         return []
     if d.sent_end(i) <= m.start:
         return []
-    head = next((k for k in range(m.start, m.end) if not (m.start <= d.head[k] < m.end)), m.end - 1)
+    head = d.span_head(m.start, m.end)
     if d.dep[head] in ("nsubj", "nsubjpass", "poss"):
         return []  # the name starts a clause or owns what follows: "the man John hated", "the police Smith's gun"
     return [r for t in conjuncts(d, head) for r in [p.ref(t)] if r is not None and not r.is_value]
