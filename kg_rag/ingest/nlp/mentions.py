@@ -226,12 +226,18 @@ def _full_names(doc: Parse, found: list[Mention], topic: Topic | None) -> list[M
     return out
 
 
+def name_words(name: str) -> list[str]:
+    """A person's name's words without a suffix (``Jr.``, ``III``) or commas: ``Martin Luther King, Jr.`` ends in
+    *King*."""
+    return [w for w in name.replace(",", " ").split() if w.casefold().strip(".") not in SUFFIXES]
+
+
 def longer_form(words: list[str], title: str) -> bool:
     """Whether a name is the title's person written with middle names: the same first and last word, and each of
     the title's middle words (or initials) among its middle words in order (*Hyman Bernard Samuels* for *Hyman B.
     Samuels*, *George Walker Bush* for *George W. Bush*)."""
-    short = [canonical_key(w) for w in title.split() if w.casefold().strip(".") not in SUFFIXES]
-    long_ = [canonical_key(w) for w in words if w.casefold().strip(".") not in SUFFIXES]
+    short = [canonical_key(w) for w in name_words(title)]
+    long_ = [canonical_key(w) for w in name_words(" ".join(words))]
     if len(short) < 2 or len(long_) < len(short) or long_ == short or (short[0], short[-1]) != (long_[0], long_[-1]):
         return False
     middle = iter(long_[1:-1])
@@ -510,7 +516,7 @@ class NameTable:
     def of(cls, doc: Parse, mentions: Sequence[Mention], topic: Topic | None = None) -> NameTable:
         parts: dict[str, set[str]] = {}
         for m in mentions:
-            words = [w for w in m.name.replace(",", " ").split() if w.casefold().strip(".") not in SUFFIXES]
+            words = name_words(m.name)
             if m.label == "PERSON" and len(words) >= 2:
                 for part in (words[0], words[-1]):
                     if part[:1].isupper() and len(part) > 2:
@@ -523,7 +529,7 @@ class NameTable:
                     aliases[canonical_key(short)] = m.name
         surnamed: dict[int, str] = {}
         if topic is not None and topic.label in (None, "", "PERSON") and person_like(topic.name):
-            words = [w for w in topic.name.split() if w.casefold().strip(".") not in SUFFIXES]
+            words = name_words(topic.name)
             key = canonical_key(words[-1])
             if key not in parts and key not in aliases:
                 surnamed = {m.start: topic.name for m in mentions if _surname_subject(doc, m, key)}
