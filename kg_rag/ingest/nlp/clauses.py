@@ -200,7 +200,7 @@ def _verb(p: Passage, v: int, evidence: str) -> Iterator[Triple]:
                 and not described
                 and not d.kids(v, "acomp")
                 and all(x.label != "PERSON" for x in subjects)
-                and _places_only(p, c)
+                and bool(_places_in(p, c))
             )
             yield from _via(p, subjects, _words(d, group, *(["located"] if placed else described), c), c, evidence)
             for also in d.kids(c, "conj"):  # "is used in Belgium and in the Netherlands"
@@ -232,13 +232,13 @@ def _complement_role(p: Passage, subjects: list[Ref], c: int, words: str, eviden
             yield from _via(p, subjects, f"{words} {d.lower[prep]}", prep, evidence)
 
 
-def _places_only(p: Passage, prep: int) -> bool:
-    """Whether an ``in`` phrase governs places only: "X is in New York" says where X is located (a copula with
-    "in" says nothing more; "was in the army" or "in 1990" is no location)."""
+def _places_in(p: Passage, prep: int) -> list[Ref]:
+    """The places an ``in`` phrase governs when it governs places only (else none): "X is in New York" says where
+    X is located (a copula with "in" says nothing more; "was in the army" or "in 1990" is no location)."""
     if p.doc.lower[prep] not in ("in", "within"):
-        return False
+        return []
     objects = _prep_objects(p, prep)
-    return bool(objects) and all(r.label == "LOCATION" for r in objects)
+    return objects if objects and all(r.label == "LOCATION" for r in objects) else []
 
 
 def _via(p: Passage, subjects: list[Ref], words: str, prep: int, evidence: str) -> Iterator[Triple]:
@@ -395,8 +395,7 @@ def _located(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
         return  # an object's "in" phrase is often the verb's ("demand for the iPhone in China declined")
     ref = p.mention_ref(m)
     for prep in d.kids(n, "prep"):
-        if _places_only(p, prep):
-            yield from _emit([ref], "is located in", _prep_objects(p, prep), evidence)
+        yield from _emit([ref], "is located in", _places_in(p, prep), evidence)
 
 
 def _description(d: Parse, n: int) -> str:
