@@ -86,7 +86,8 @@ def relation_paths(
     asked type, after crossing into another passage, or at a bridge. Paths that reach one come first (those with
     more asked steps, those that end at an asked step rather than past it, those that cross more passages, the
     surest by their weakest step, the longest), and when one does, paths that reach none are not shown: one path
-    to a candidate answer says more than ten about the question's own entities. A path is shown only when it adds
+    to a candidate answer says more than ten about the question's own entities (when none does, the caller shows
+    such a path only for a relation the rows leave out: :attr:`ShownPaths.reach`). A path is shown only when it adds
     a relation the paths before it did not show, and from where it branches off a path shown before it (each fact
     is stated once). A path walks an edge forwards or — when the query's direction allows — backwards; two
     relations are joined at an entity only when they are about the same thing there
@@ -157,7 +158,8 @@ def relation_paths(
             [int(edges.ids[i]) for i, _ in item[1]],
         )
     )
-    if found and reaches(found[0][1]):
+    reached = bool(found) and reaches(found[0][1])
+    if reached:
         found = [f for f in found if reaches(f[1])]
     chosen_paths: list[tuple[float, list[tuple[int, bool]], int]] = []
     shown: set[int] = set()
@@ -188,7 +190,7 @@ def relation_paths(
             built.append(PathStep(rel.id, names[a][0], names[b][0], edges.type_of(i), fwd))
         if built and start in names:
             paths.append(GraphPath(names[start][0], built, float(weakest)))
-    return paths, names, ShownPaths({int(edges.ids[i]) for i in used}, set(nodes))
+    return paths, names, ShownPaths({int(edges.ids[i]) for i in used}, set(nodes), reached)
 
 
 def _branch(before, weakest: float, steps: list[tuple[int, bool]], start: int, edges: EdgeSet):

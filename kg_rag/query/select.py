@@ -394,7 +394,9 @@ bridge (see :func:`kg_rag.query.chains.relation_paths`)."""
 
 @dataclass
 class ShownPaths:
-    """What the shown paths hold, by handle: their relations and the entities they pass through."""
+    """What the shown paths hold, by handle: their relations and the entities they pass through, and whether they
+    reach a candidate answer (``reach``; when not, they only list the question's entities' own relations)."""
 
     relations: set[int] = field(default_factory=set)
     entities: set[int] = field(default_factory=set)
+    reach: bool = True

@@ -72,6 +72,28 @@ def test_one_path_to_a_candidate_answer_is_shown_instead_of_paths_that_reach_non
     assert {r.target for r in result.relations} >= {"novel", "1990", "Kent"}  # rows about the named book stay
 
 
+def test_paths_that_reach_no_candidate_answer_are_not_shown_when_the_rows_show_their_relations():
+    """Nothing of the named book answers "Who translated it?": its five facts used to be five paths that reach no
+    candidate answer, repeated as five rows. The rows show them once."""
+    retriever = EntityBasedKGRAG.from_graph(_star(), BagOfWordsEmbeddings(), k=1)
+    result = retriever.retrieve("Who translated The Hollow Crown into Welsh?")
+    assert result.paths == []
+    assert {r.target for r in result.relations} == {"novel", "1990", "bestseller", "Kent", "Ann Cole"}
+    assert "-----Paths" not in result.context
+
+
+def test_a_path_that_reaches_no_candidate_answer_stays_for_a_relation_the_rows_leave_out():
+    """With one row allowed, the paths show the named book's other facts (reaching no candidate answer, but said
+    nowhere else)."""
+    params = QueryParams(max_relations=1)
+    result = EntityBasedKGRAG.from_graph(_star(), BagOfWordsEmbeddings(), k=1, params=params).retrieve(
+        "Who translated The Hollow Crown into Welsh?"
+    )
+    assert len(result.relations) == 1
+    shown = {s.relation_id for p in result.paths for s in p.steps}
+    assert result.relations[0].relation_id not in shown and len(shown) == 4
+
+
 def test_rows_of_a_passage_off_the_chain_must_touch_what_the_question_names_or_a_path():
     """The second passage resembles the question but nothing links it to the first (its graph share is 0): its own
     facts are not rows. (With ``unlinked_second_unsure`` off its relation is evidenced again, and still left out.)"""
