@@ -36,7 +36,16 @@ from typing import Any
 from langchain_core.documents import Document
 
 from kg_rag.errors import InputError, InputNotFoundError
-from kg_rag.ingest.formats import CSV_SUFFIXES, DOCX_SUFFIXES, HTML_SUFFIXES, read_csv, read_docx, read_html
+from kg_rag.ingest.formats import (
+    CSV_SUFFIXES,
+    DOCX_SUFFIXES,
+    HTML_SUFFIXES,
+    MARKDOWN_SUFFIXES,
+    markdown_title,
+    read_csv,
+    read_docx,
+    read_html,
+)
 from kg_rag.ingest.limits import UNPACKS_TOO_LARGE, OverLimit, check_docx, check_text, read_pdf
 from kg_rag.model.records import Chunk
 from kg_rag.model.report import IngestReport
@@ -251,7 +260,7 @@ def _load_other(
             report.skip("unreadable", example=f"{file}: {exc}")
             note("%s: %s; skipped", file, exc)
             return None
-    return text, None
+    return text, markdown_title(text) if suffix in MARKDOWN_SUFFIXES else None
 
 
 def _over_limit(file: Path, check: Any, content: Any, report: IngestReport, note: Any) -> bool:

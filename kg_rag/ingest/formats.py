@@ -7,6 +7,8 @@
   ``<title>`` becomes the document's title.
 * **Word** (``.docx``): ``python-docx``; paragraphs and tables in document order, headings as ``#`` lines,
   list items as ``- ``, table rows as ``| a | b |``. The core property *title* becomes the document's title.
+* **Markdown** (``.md``, ``.markdown``): read as text; its first level-1 heading (``# Title`` or a line
+  underlined with ``===``) becomes the document's title, as an HTML page's ``<title>`` does.
 * **CSV** (``.csv``, ``.tsv``): Python's ``csv`` module, the delimiter sniffed (``, ; tab |``). The first row
   is the header; every row becomes ``column: value`` lines and rows are separated by a blank line, so the
   splitter keeps rows whole and each chunk names its columns (a row without its header means nothing to an
@@ -28,6 +30,11 @@ from kg_rag.errors import InputError
 HTML_SUFFIXES = {".html", ".htm", ".xhtml"}
 DOCX_SUFFIXES = {".docx"}
 CSV_SUFFIXES = {".csv", ".tsv"}
+MARKDOWN_SUFFIXES = {".md", ".markdown"}
+
+_H1 = re.compile(r"^ {0,3}#[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$|^ {0,3}(\S.*?)[ \t]*\n {0,3}=+[ \t]*$", re.MULTILINE)
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?(?:^ {0,3}\1|\Z)", re.MULTILINE | re.DOTALL)
+_INLINE = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|[*_`]+")
 
 _DROPPED_HTML = ("script", "style", "noscript", "template", "head", "svg", "canvas", "iframe", "object", "embed")
 _INLINE_MARKUP = ["a", "img", "b", "strong", "i", "em", "u", "mark", "code", "s", "del", "ins", "small", "sub", "sup"]
@@ -138,3 +145,14 @@ def read_csv(text: str, suffix: str) -> tuple[str, str | None]:
         if lines:
             out.append("\n".join(lines))
     return "\n\n".join(out), None
+
+
+def markdown_title(text: str) -> str | None:
+    """The first level-1 heading of a Markdown text (ATX ``# Title`` or setext, underlined with ``=``), its inline
+    markup (emphasis, code, links) read as plain text; ``None`` when it has none. A ``#`` line in a fenced code
+    block is a comment, not a heading."""
+    m = _H1.search(_FENCE.sub("", text) if "```" in text or "~~~" in text else text)
+    if m is None:
+        return None
+    title = _INLINE.sub(lambda x: x.group(1) or "", m.group(1) or m.group(2))
+    return " ".join(title.split()) or None

@@ -1,11 +1,11 @@
-"""Issue 29: HTML, DOCX and CSV through maintained loaders; every file that is not read is counted and named."""
+"""Issue 29: HTML, DOCX, CSV and Markdown through maintained loaders; every file not read is counted and named."""
 
 from __future__ import annotations
 
 import pytest
 
 from kg_rag.ingest import IngestReport, load_documents
-from kg_rag.ingest.formats import read_csv, read_docx, read_html
+from kg_rag.ingest.formats import markdown_title, read_csv, read_docx, read_html
 
 
 def docx_bytes(tmp_path, title: str = "Statutes") -> bytes:
@@ -72,6 +72,7 @@ def test_a_folder_of_every_format_loads_and_names_what_it_skips(tmp_path):
     (root / ".git" / "config").write_text("[core]")
     (root / ".DS_Store").write_bytes(b"\x00\x01")
     (root / "a.md").write_text("Policy Two supersedes Policy One.")
+    (root / "b.md").write_text("# Policy *Two*\n\nIt supersedes Policy One.")
     (root / "page.html").write_text("<title>T</title><p>Lars reports to Maria.</p>")
     (root / "sub" / "laws.docx").write_bytes(docx_bytes(tmp_path))
     (root / "people.csv").write_text("name,manager\nLars,Maria\n")
@@ -81,7 +82,8 @@ def test_a_folder_of_every_format_loads_and_names_what_it_skips(tmp_path):
     (root / "header.csv").write_text("a,b\n")
     report = IngestReport()
     docs = {d.metadata["doc_id"]: d for d in load_documents(root, report=report)}
-    assert set(docs) == {"mixed/a.md", "mixed/page.html", "mixed/sub/laws.docx", "mixed/people.csv"}
+    assert set(docs) == {"mixed/a.md", "mixed/b.md", "mixed/page.html", "mixed/sub/laws.docx", "mixed/people.csv"}
+    assert "title" not in docs["mixed/a.md"].metadata and docs["mixed/b.md"].metadata["title"] == "Policy Two"
     assert docs["mixed/page.html"].metadata["title"] == "T"
     assert docs["mixed/sub/laws.docx"].metadata["title"] == "Statutes"
     assert docs["mixed/people.csv"].page_content == "name: Lars\nmanager: Maria"
@@ -113,3 +115,19 @@ def test_a_single_unsupported_file(tmp_path):
     (tmp_path / "deck.pptx").write_bytes(b"PK")
     with pytest.raises(ValueError, match="1 unsupported file"):
         load_documents(tmp_path / "deck.pptx")
+
+
+@pytest.mark.parametrize(
+    ("text", "title"),
+    [
+        ("# Waylon Payne\n\nWaylon Malloy Payne is a singer.", "Waylon Payne"),
+        ("Setext Title\n===\n\ntext", "Setext Title"),
+        ("Notes first.\n\n## Career\n\n# *Main* [Title](https://example.org) #\n", "Main Title"),
+        ("```bash\n# install it\n```\n\n# Real Title\n", "Real Title"),  # a comment in a code block
+        ("## Only a section\n\ntext", None),
+        ("#hashtag, no heading\n", None),
+        ("plain text", None),
+    ],
+)
+def test_a_markdown_documents_title_is_its_first_level_one_heading(text, title):
+    assert markdown_title(text) == title

@@ -41,7 +41,7 @@ from kg_rag.ingest.nlp.mentions import (
     has_nickname,
     title_name,
 )
-from kg_rag.ingest.nlp.parse import Parse, mask_codes, unwrap_lines
+from kg_rag.ingest.nlp.parse import Parse, hide_title_heading, mask_codes, unwrap_lines
 from kg_rag.ingest.nlp.refs import Passage
 from kg_rag.model import Chunk
 from kg_rag.model.names import DEFAULT_ENTITY_TYPE, DEFAULT_RELATION_PATTERNS, RELATED, canonical_key
@@ -118,9 +118,8 @@ class NLPExtractor:
 
         run = ExtractionRun()
         texts = [_parsable(c.text) for c in chunks]
-        docs = self.nlp.pipe(
-            (mask_codes(unwrap_lines(t)) for t in texts), batch_size=self.batch_size, n_process=self.workers
-        )
+        parsed = (mask_codes(unwrap_lines(hide_title_heading(t, _title(c)))) for c, t in zip(chunks, texts))
+        docs = self.nlp.pipe(parsed, batch_size=self.batch_size, n_process=self.workers)
         with tqdm(total=len(chunks), desc="extracting (nlp)", unit="chunk", disable=not progress) as bar:
             for chunk, text, doc in zip(chunks, texts, docs):
                 try:

@@ -67,6 +67,25 @@ _LINE_BREAK = re.compile(r"(?<=[^\n])\n(?=[^\n])")
 _LIST_ITEM = re.compile(r"\s*(?:[-*+\u2022|]|\d{1,3}[.)])\s")
 
 
+def hide_title_heading(text: str, title: str | None) -> str:
+    """``text`` with each Markdown heading line that writes ``title`` blanked (spaces of the same length): the
+    document's title is its topic, not a sentence — parsed, ``# Kevin Durant`` would be a mention of its own
+    beside the "Kevin Wayne Durant" the first sentence writes, and would run into that sentence's parse. The
+    source text keeps it, so the title still counts as written (:func:`~kg_rag.ingest.nlp.mentions.title_name`)."""
+    if not title or "#" not in text:
+        return text
+    wanted = " ".join(title.split()).casefold()
+
+    def blank(m: re.Match[str]) -> str:
+        written = " ".join(m.group(1).replace("*", "").replace("_", "").replace("`", "").split()).casefold()
+        return " " * len(m.group()) if written == wanted else m.group()
+
+    return _HEADING.sub(blank, text)
+
+
+_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
+
+
 def unwrap_lines(text: str) -> str:
     """``text`` with each line break that continues a sentence read as a space (the same length): a line that
     does not end a sentence, followed by one that starts with a lower-case word, is hard-wrapped prose, and a line

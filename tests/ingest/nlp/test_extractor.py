@@ -73,6 +73,25 @@ def test_the_layout_ends_sentences_where_it_should_and_only_there(extractor, tex
     assert ("Directive 2023-07", "SUPERSEDES", "Directive 2019-03") in triples(extractor.parse(text))
 
 
+def test_a_markdown_documents_heading_is_its_topic_not_a_sentence(extractor, tmp_path):
+    """A Markdown file's first heading is its title (as an HTML page's ``<title>``): the pronouns and the fuller
+    name of the text are about it; the heading itself is not parsed as a sentence, which would make it a mention
+    of its own beside "Waylon Malloy Payne"."""
+    from kg_rag.ingest import load_documents
+    from kg_rag.ingest.nlp.parse import hide_title_heading
+
+    from .conftest import triples
+
+    text = "# Waylon Payne\n\nWaylon Malloy Payne is an American singer. He is the son of the singer Sammi Smith."
+    (tmp_path / "payne.md").write_text(text)
+    (doc,) = load_documents(tmp_path)
+    chunk = Chunk("c", doc.page_content, "d", dict(doc.metadata))
+    assert ("Waylon Payne", "SON_OF", "Sammi Smith") in triples(extractor.extract([chunk]).results["c"])
+    assert not extractor.extract([Chunk("c", text, "d")]).results["c"].relations  # no title: nobody is "He"
+    hidden = hide_title_heading("## Career\n# **Waylon  Payne** #\nx", "Waylon Payne")
+    assert hidden == "## Career\n" + " " * 21 + "\nx"  # only the title's heading, the same length
+
+
 def test_unwrap_lines_keeps_the_length_headings_lists_and_paragraphs():
     from kg_rag.ingest.nlp.parse import unwrap_lines
 
