@@ -53,9 +53,15 @@ def fact_text_of(relation: Relation, source_name: str, target_name: str) -> str:
 
 
 def chunk_text(chunk: Chunk) -> str:
-    """Text embedded for a chunk: its title (when it has one) and its text."""
-    title = str(chunk.metadata.get("title") or "").strip()
-    return f"{title}\n{chunk.text}" if title else chunk.text
+    """Text embedded for a chunk: its title (when it has one and the text does not open with it, as a Markdown
+    document's first chunk does with its ``# heading``: written twice, the title would outweigh the text) and its
+    text."""
+    title = " ".join(str(chunk.metadata.get("title") or "").split())
+    if not title:
+        return chunk.text
+    first = chunk.text.lstrip().split("\n", 1)[0].strip().strip("#")
+    first = " ".join(first.replace("*", "").replace("_", "").replace("`", "").split())
+    return chunk.text if first.casefold() == title.casefold() else f"{title}\n{chunk.text}"
 
 
 @dataclass

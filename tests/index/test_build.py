@@ -30,3 +30,17 @@ def test_async_build_index_matches_sync_and_uses_aembed_documents():
     for table in ("entities", "facts", "chunks"):
         assert getattr(index, table).ids == getattr(sync, table).ids
         assert (getattr(index, table).vectors == getattr(sync, table).vectors).all()
+
+
+def test_a_chunk_is_embedded_with_its_title_once():
+    """A corpus passage's title is embedded before its text; a Markdown document's first chunk opens with the title
+    as its heading already, and the title written twice would outweigh the text."""
+    from kg_rag.index.build import chunk_text
+    from kg_rag.model import Chunk
+
+    assert (
+        chunk_text(Chunk("a", "He was born in Dover.", "d", {"title": "Ann Cole"})) == "Ann Cole\nHe was born in Dover."
+    )
+    headed = "# Ann  *Cole*\n\nShe was born in Dover."
+    assert chunk_text(Chunk("b", headed, "d", {"title": "Ann Cole"})) == headed
+    assert chunk_text(Chunk("c", "Born in Dover.", "d")) == "Born in Dover."

@@ -117,13 +117,17 @@ class NLPExtractor:
         from tqdm.auto import tqdm
 
         run = ExtractionRun()
-        texts = [_parsable(c.text) for c in chunks]
-        parsed = (mask_codes(unwrap_lines(hide_title_heading(t, _title(c)))) for c, t in zip(chunks, texts))
-        docs = self.nlp.pipe(parsed, batch_size=self.batch_size, n_process=self.workers)
+        raw = [_parsable(c.text) for c in chunks]
+        # a heading that writes the chunk's title (a Markdown document's) is its topic, not a sentence: the text is
+        # read without it, and the title names the subject as a corpus passage's does ("titled")
+        texts = [hide_title_heading(t, _title(c)) for c, t in zip(chunks, raw)]
+        docs = self.nlp.pipe(
+            (mask_codes(unwrap_lines(t)) for t in texts), batch_size=self.batch_size, n_process=self.workers
+        )
         with tqdm(total=len(chunks), desc="extracting (nlp)", unit="chunk", disable=not progress) as bar:
-            for chunk, text, doc in zip(chunks, texts, docs):
+            for chunk, before, text, doc in zip(chunks, raw, texts, docs):
                 try:
-                    titled = bool((chunk.metadata or {}).get("titled"))
+                    titled = bool((chunk.metadata or {}).get("titled")) or text != before
                     run.results[chunk.id] = read_passage(doc, _title(chunk), text, titled=titled)
                 except Exception as exc:  # one odd parse never sinks the run
                     logger.warning("NLP extraction failed for chunk %s: %s", chunk.id, exc)

@@ -70,8 +70,8 @@ _LIST_ITEM = re.compile(r"\s*(?:[-*+\u2022|]|\d{1,3}[.)])\s")
 def hide_title_heading(text: str, title: str | None) -> str:
     """``text`` with each Markdown heading line that writes ``title`` blanked (spaces of the same length): the
     document's title is its topic, not a sentence — parsed, ``# Kevin Durant`` would be a mention of its own
-    beside the "Kevin Wayne Durant" the first sentence writes, and would run into that sentence's parse. The
-    source text keeps it, so the title still counts as written (:func:`~kg_rag.ingest.nlp.mentions.title_name`)."""
+    beside the "Kevin Wayne Durant" the first sentence writes, and the name the body writes
+    (``Johnnycake`` under ``# Johnnycake, West Virginia``) would lose to the heading's."""
     if not title or "#" not in text:
         return text
     wanted = " ".join(title.split()).casefold()

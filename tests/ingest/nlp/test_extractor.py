@@ -92,6 +92,19 @@ def test_a_markdown_documents_heading_is_its_topic_not_a_sentence(extractor, tmp
     assert hidden == "## Career\n" + " " * 21 + "\nx"  # only the title's heading, the same length
 
 
+def test_a_title_heading_names_the_subject_as_a_corpus_passages_title_does(extractor):
+    """Under its title's heading, "The river" is the titled river (the body never writes its name), and the
+    name the body writes (``Johnnycake``) is the topic's, not the heading's longer one."""
+    from .conftest import triples
+
+    river = Chunk("r", "# Hollow River\n\nThe river rises in Kent.", "d", {"title": "Hollow River"})
+    assert ("Hollow River", "RISES_IN", "Kent") in triples(extractor.extract([river]).results["r"])
+    text = "# Johnnycake, West Virginia\n\nJohnnycake is an unincorporated community in Braxton County."
+    place = Chunk("j", text, "d", {"title": "Johnnycake, West Virginia"})
+    names = {e.name for e in extractor.extract([place]).results["j"].entities}
+    assert "Johnnycake" in names and "Johnnycake, West Virginia" not in names
+
+
 def test_unwrap_lines_keeps_the_length_headings_lists_and_paragraphs():
     from kg_rag.ingest.nlp.parse import unwrap_lines
 
