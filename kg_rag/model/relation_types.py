@@ -428,6 +428,8 @@ def _rare_head(predicate: str, h_surface: tuple[str, ...], form: PredicateForm) 
     if len(content) == 2 and content[-1] in PREPOSITIONS and content[0] not in PREPOSITIONS:
         if len(form.surface) >= 2 and form.surface[-2] != content[0]:  # the preposition belongs to another word
             h_surface = tuple(w for w in h_surface if w != content[-1])
+            if form.copula and _past_participle(content[0]):  # a passive: its bare participle reads it as active
+                return _passive_with_preposition(form, h_surface, content[0])
         content = content[:1]
     if len(content) != 1:
         return None
@@ -441,6 +443,18 @@ def _rare_head(predicate: str, h_surface: tuple[str, ...], form: PredicateForm) 
         return None  # "by", "the", "him", "very": no relation named
     written = {t for t in _TOKEN.findall(unicodedata.normalize("NFKC", str(predicate)))}
     return h_surface if word in written else None
+
+
+def _passive_with_preposition(form: PredicateForm, h_surface: tuple[str, ...], word: str) -> tuple[str, ...] | None:
+    """A rare passive whose final preposition belongs to a later word (``was formed after the outage of``,
+    ``was issued in response to``): its participle with the preposition that follows it (``formed after``,
+    ``issued in``), else nothing (``RELATED``). The participle alone (``FORMED``) would read the subject as the
+    one who formed the object."""
+    at = form.surface.index(word)
+    after = form.surface[at + 1] if at + 1 < len(form.surface) else None
+    if after is None or after not in PREPOSITIONS or after == "by":
+        return None
+    return (*h_surface, after)
 
 
 def _relational_noun(form: PredicateForm, h_surface: tuple[str, ...]) -> tuple[str, ...] | None:

@@ -136,7 +136,7 @@ def test_fit_merges_variants_and_backs_off_rare_predicates_without_crossing_dire
         ("spoken in", "speaks", "SPOKEN_IN"),
         ("is formed from", "forms", "FORMED_FROM"),
         ("was aimed at", "aims", "AIMED_AT"),
-        ("is located in the city of", "locates", "LOCATED"),  # a passive, its preposition another word's
+        ("is located in the city of", "locates", "LOCATED_IN"),  # a passive keeps the preposition after it
         ("was co-founded in", "co-founded", "CO_FOUNDED_IN"),
     ],
 )
@@ -265,6 +265,23 @@ def test_a_passive_with_its_agent_after_by_never_becomes_the_active_verb(predica
     types = RelationTyper(min_support=3).fit({predicate: 1, active: 5})
     assert types[predicate] == expected
     assert types[predicate] != types[active]
+
+
+@pytest.mark.parametrize(
+    ("predicate", "expected"),
+    [
+        ("was formed after the outage of", "FORMED_AFTER"),  # payments team -[FORMED]-> june 2022
+        ("was issued in response to", "ISSUED_IN"),  # cab-2023-31 -[ISSUED]-> incident ir-2023-14
+        ("was sold for a fee of", "SOLD_FOR"),
+        ("is treated as a synonym of", "TREATED_AS"),
+        ("was refused entry to", RELATED),  # no preposition of its own: the participle alone would invert it
+    ],
+)
+def test_a_rare_passive_whose_preposition_belongs_to_a_later_word_keeps_its_own(predicate, expected):
+    """Without "by" a passive's subject is still what the verb was done to: its bare participle (``FORMED``,
+    ``ISSUED``) reads as if the subject did it. It keeps the preposition that follows the participle, or is
+    ``RELATED`` when none does."""
+    assert RelationTyper(min_support=3).fit({predicate: 1})[predicate] == expected
 
 
 @pytest.mark.parametrize(
