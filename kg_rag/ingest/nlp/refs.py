@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kg_rag.ingest.nlp.mentions import VALUES, Mention, NameTable, Topic
+from kg_rag.ingest.nlp.mentions import VALUES, Mention, NameTable, Topic, person_like
 from kg_rag.ingest.nlp.parse import Parse
 
 COUNTS = frozenset({"NUMBER", "QUANTITY"})
@@ -188,6 +188,8 @@ def refs_of(p: Passage, i: int) -> list[Ref]:
     for t in conjuncts(d, i):
         named = _named_after(p, t)  # before what the noun would otherwise describe ("the country singer Sammi Smith")
         ref = None if named else p.ref(t)
+        if ref is not None and not ref.label and d.dep[t] != "appos":
+            named = _titled_person(p, t)  # "reports to the Chief Technology Officer, Kwame Mensah"
         if named:
             refs += named
         elif ref is not None:
@@ -196,6 +198,19 @@ def refs_of(p: Passage, i: int) -> list[Ref]:
         elif d.dep[t] != "appos":  # "three members: A, B and C" -- the list names the noun
             refs += [r for a in d.kids(t, "appos") for r in [p.ref(a)] if r is not None]
     return list(dict.fromkeys(refs))
+
+
+def _titled_person(p: Passage, i: int) -> list[Ref]:
+    """The person a role written as a name stands for when the person follows in apposition ("the Chief Technology
+    Officer, Kwame Mensah"): the relation is with the person, who holds the role now and may not later. Only for
+    a role no recogniser typed, and a name shaped as a person's (:func:`person_like`): after a place ("Bergheim,
+    Rhein-Erft-Kreis", "Folkestone, Kent") the apposition is a larger place, whatever the recogniser calls it."""
+    return [
+        r
+        for a in p.doc.kids(i, "appos")
+        for r in [p.ref(a)]
+        if r is not None and r.label == "PERSON" and person_like(r.name)
+    ]
 
 
 def _more_places(p: Passage, i: int) -> list[Ref]:

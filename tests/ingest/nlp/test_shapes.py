@@ -379,6 +379,20 @@ SHAPES = [
         set(),
     ),
     (
+        "a role with its holder's name in apposition stands for the person",
+        None,
+        "Ingrid Solberg reports to the Chief Technology Officer, Kwame Mensah.",
+        {("Ingrid Solberg", "REPORTS_TO", "Kwame Mensah")},
+        {("Ingrid Solberg", "REPORTS_TO", "Chief Technology Officer")},
+    ),
+    (
+        "a larger place in apposition to a place is no holder of a role",
+        None,
+        "Peter Fliesteden was born in Bergheim, Rhein-Erft-Kreis.",
+        {("Peter Fliesteden", "BORN_IN", "Bergheim")},
+        set(),
+    ),
+    (
         "what follows 'died' in a birth bracket is the death",
         None,
         "Hyman Samuels (born March 12, 1909, St Louis, Missouri, died October 8, 1973, Los Angeles, California) was "
