@@ -117,6 +117,7 @@ def test_in_network_relations_come_first(bow_embeddings):
         top_k_facts=0,
         lexical_linking=False,
         similarity_threshold=1.0,
+        max_paths=0,  # the order of the rows themselves (a shown path's steps come after them)
     )
     flags = [rel.in_network for rel in result.relations]
     assert flags[0] is True and flags == sorted(flags, reverse=True)

@@ -59,7 +59,7 @@ def test_the_explorer_is_readable(chromium, musique_index, explorer_url, tmp_pat
     index, questions = musique_index
     shots = Path(os.environ.get("KG_RAG_SHOTS") or tmp_path)
     shots.mkdir(parents=True, exist_ok=True)
-    first_q = next(q["question"] for q in questions if "Brand" in q["question"])
+    first_q = next(q["question"] for q in questions if "Brother" in q["question"])  # a context with paths
     other_q = next(q["question"] for q in questions if q["question"] != first_q)
     with playwright_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
