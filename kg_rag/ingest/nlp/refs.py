@@ -122,11 +122,15 @@ class Passage:
         return None
 
     def _names_topic(self, i: int) -> bool:
-        """``the city`` in a passage about Oklahoma City, ``the fort`` in one about Fort George: a common noun the
-        topic's name starts or ends with (not a person's: "the snow" is not Hank Snow)."""
+        """``the city`` in a passage about Oklahoma City, ``the fort`` in one about Fort George, ``the policy`` in one
+        about Data Retention Policy v3: a common noun the topic's name starts or ends with, before any trailing
+        number or code (not a person's: "the snow" is not Hank Snow)."""
         assert self.topic is not None
         words = self.topic.name.casefold().split()
-        return len(words) > 1 and self.topic.label != "PERSON" and self.doc.lower[i] in (words[0], words[-1])
+        last = len(words)
+        while last > 1 and any(ch.isdigit() for ch in words[last - 1]):
+            last -= 1  # "v3", "2023-07": a version or code, no noun
+        return len(words) > 1 and self.topic.label != "PERSON" and self.doc.lower[i] in (words[0], words[last - 1])
 
     def _topic_ref(self, *, resolved: bool) -> Ref | None:
         if self.topic is None:

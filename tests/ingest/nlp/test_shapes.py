@@ -386,6 +386,13 @@ SHAPES = [
         {("Ingrid Solberg", "REPORTS_TO", "Chief Technology Officer")},
     ),
     (
+        "a description names the topic by its noun before a version or code",
+        "Data Retention Policy v3",
+        "# Data Retention Policy v3\n\nThe policy is owned by Amara Okoye.",
+        {("Data Retention Policy v3", "OWNED_BY", "Amara Okoye")},
+        set(),
+    ),
+    (
         "a larger place in apposition to a place is no holder of a role",
         None,
         "Peter Fliesteden was born in Bergheim, Rhein-Erft-Kreis.",
