@@ -29,7 +29,8 @@ def path_anchors(ws: Workspace, seeds: Seeds, p: QueryParams) -> list[int]:
     """Where paths start: entities the question names that are specific enough to pin down evidence — those
     mentioned in at most twice as many chunks as the context holds. A generic name ("film", a country) in
     the question is no anchor: a path from it would start in whichever passage mentions it. When the
-    question names no such entity, the specific entities it matches by meaning are the anchors. Entities the
+    question names no such entity, the specific entities it matches by meaning are the anchors, but no date or
+    number the question writes no word of (it is not what the question is about). Entities the
     caller included are anchors whatever their specificity: the caller asked for paths from them."""
     named = np.fromiter(sorted(seeds.named), dtype=I64, count=len(seeds.named))
     if named.size:
@@ -41,12 +42,23 @@ def path_anchors(ws: Workspace, seeds: Seeds, p: QueryParams) -> list[int]:
         ]
         if anchors:
             return anchors
-    # the question names no specific entity: start from the specific entities it matches by meaning
+    # the question names no specific entity: start from the specific entities it matches by meaning, but not from
+    # a date or a number it writes no word of ("March 2021" for "what caused the decision ...")
     matched = np.fromiter(sorted(seeds.weights), dtype=I64, count=len(seeds.weights))
     if matched.size == 0:
         return []
     counts = ws.mention_counts(matched)
-    return [int(h) for h, c in zip(matched.tolist(), counts.tolist()) if c <= p.specific_mentions]
+    matched = matched[counts <= p.specific_mentions]
+    values = ws.are_values(matched)
+    if values.any():
+        words = set(tokens(ws.text))
+        unwritten = {
+            h
+            for h, label in zip(matched[values].tolist(), ws.view.labels(matched[values]))
+            if label is None or not words & set(tokens(label[1]))
+        }
+        matched = np.asarray([h for h in matched.tolist() if h not in unwritten], dtype=I64)
+    return [int(h) for h in matched.tolist()]
 
 
 CHAIN_BOUND = 6

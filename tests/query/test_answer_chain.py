@@ -144,3 +144,32 @@ def test_community_reports_repeat_nothing_the_context_shows():
             assert {rel.source.casefold(), rel.target.casefold()} & on_paths, rel
     text = format_context(result, QueryParams(community_share=0.5)).text
     assert text.count("Directive 2023-07 [SUPERSEDES] Directive 2019-03") == 0  # it is a path: said once
+
+
+def _approval() -> KnowledgeGraph:
+    kg = KnowledgeGraph()
+    kg.add_chunk(Chunk("c0", "Policy v2 was approved by the Governance Board in March 2021.", "d0"))
+    kg.add_relation("Policy v2", "March 2021", "APPROVED_IN", predicate="approved in", chunk_id="c0")
+    kg.add_relation("Policy v2", "Governance Board", "APPROVED_BY", predicate="approved by", chunk_id="c0")
+    return kg
+
+
+class _Alike(BagOfWordsEmbeddings):
+    """Every text alike: every entity matches any question by meaning, whatever words it writes."""
+
+    def embed_documents(self, texts):
+        return [[1.0] + [0.0] * 15 for _ in texts]
+
+    def embed_query(self, text):
+        return [1.0] + [0.0] * 15
+
+
+def test_a_date_the_question_writes_no_word_of_anchors_no_path():
+    """A question naming nothing specific starts its paths at what it matches by meaning; a date it matches that
+    way without writing a word of it is not what it asks about (it started "March 2021 <-[APPROVED_IN]- ..."). A
+    date it writes part of ("in March") still may."""
+    march = EntityBasedKGRAG.from_graph(_approval(), BagOfWordsEmbeddings(), k=1)
+    assert any(p.start == "march 2021" for p in march.retrieve("Which body gave its approval in March?").paths)
+    alike = EntityBasedKGRAG.from_graph(_approval(), _Alike(), k=1)
+    result = alike.retrieve("which body gave its approval?", similarity_threshold=0.5)
+    assert result.paths and all(p.start != "march 2021" for p in result.paths)
