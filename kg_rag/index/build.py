@@ -20,7 +20,7 @@ from kg_rag.index.meta import IndexMeta
 from kg_rag.index.vectors import VectorTable
 from kg_rag.model.change import GraphChange, apply_to_graph
 from kg_rag.model.graph import KnowledgeGraph
-from kg_rag.model.names import DEFAULT_ENTITY_TYPE
+from kg_rag.model.names import DEFAULT_ENTITY_TYPE, heading_text, plain_markdown
 from kg_rag.model.records import Chunk, Entity, Relation
 from kg_rag.model.report import IngestReport
 
@@ -59,8 +59,9 @@ def chunk_text(chunk: Chunk) -> str:
     title = " ".join(str(chunk.metadata.get("title") or "").split())
     if not title:
         return chunk.text
-    first = chunk.text.lstrip().split("\n", 1)[0].strip().strip("#")
-    first = " ".join(first.replace("*", "").replace("_", "").replace("`", "").split())
+    line = chunk.text.lstrip().split("\n", 1)[0]
+    first = heading_text(line)  # "# Title" or, set as a setext heading, the title's own line
+    first = first if first is not None else plain_markdown(line)
     return chunk.text if first.casefold() == title.casefold() else f"{title}\n{chunk.text}"
 
 

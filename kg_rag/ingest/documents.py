@@ -152,6 +152,8 @@ def load_documents(
         if not text.strip():
             report.skip("empty_file", example=str(file))
             continue
+        if title is None and suffix in MARKDOWN_SUFFIXES:  # read once the text is known to be within the limits
+            title = markdown_title(text)
         metadata = {"doc_id": doc_id, "source": _path_text(file), "content_hash": digest}
         if title:
             metadata["title"] = title
@@ -260,7 +262,7 @@ def _load_other(
             report.skip("unreadable", example=f"{file}: {exc}")
             note("%s: %s; skipped", file, exc)
             return None
-    return text, markdown_title(text) if suffix in MARKDOWN_SUFFIXES else None
+    return text, None
 
 
 def _over_limit(file: Path, check: Any, content: Any, report: IngestReport, note: Any) -> bool:

@@ -26,15 +26,15 @@ import re
 from typing import Any
 
 from kg_rag.errors import InputError
+from kg_rag.model.names import heading_level, heading_text, plain_markdown
 
 HTML_SUFFIXES = {".html", ".htm", ".xhtml"}
 DOCX_SUFFIXES = {".docx"}
 CSV_SUFFIXES = {".csv", ".tsv"}
 MARKDOWN_SUFFIXES = {".md", ".markdown"}
 
-_H1 = re.compile(r"^ {0,3}#[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$|^ {0,3}(\S.*?)[ \t]*\n {0,3}=+[ \t]*$", re.MULTILINE)
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?(?:^ {0,3}\1|\Z)", re.MULTILINE | re.DOTALL)
-_INLINE = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|[*_`]+")
+MAX_TITLE_CHARS = 300
+"""A longer first heading is a sentence set as a heading, not a title."""
 
 _DROPPED_HTML = ("script", "style", "noscript", "template", "head", "svg", "canvas", "iframe", "object", "embed")
 _INLINE_MARKUP = ["a", "img", "b", "strong", "i", "em", "u", "mark", "code", "s", "del", "ins", "small", "sub", "sup"]
@@ -150,9 +150,28 @@ def read_csv(text: str, suffix: str) -> tuple[str, str | None]:
 def markdown_title(text: str) -> str | None:
     """The first level-1 heading of a Markdown text (ATX ``# Title`` or setext, underlined with ``=``), its inline
     markup (emphasis, code, links) read as plain text; ``None`` when it has none. A ``#`` line in a fenced code
-    block is a comment, not a heading."""
-    m = _H1.search(_FENCE.sub("", text) if "```" in text or "~~~" in text else text)
-    if m is None:
-        return None
-    title = _INLINE.sub(lambda x: x.group(1) or "", m.group(1) or m.group(2))
-    return " ".join(title.split()) or None
+    block is a comment, not a heading; an empty heading or one longer than :data:`MAX_TITLE_CHARS` is passed
+    over. Read line by line (no regular expression backtracks on a long line)."""
+    fence = ""
+    previous = ""
+    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        stripped = line.lstrip(" ")
+        marker = stripped[:3]
+        if len(line) - len(stripped) <= 3 and marker in ("```", "~~~"):
+            if not fence:
+                fence = marker
+            elif marker == fence:
+                fence = ""
+            previous = ""
+            continue
+        if fence:
+            continue
+        title: str | None = None
+        if heading_level(line) == 1:
+            title = heading_text(line)
+        elif previous and stripped.strip() and set(stripped.strip()) == {"="} and len(line) - len(stripped) <= 3:
+            title = plain_markdown(previous)  # setext: the line above a row of "="
+        if title and len(title) <= MAX_TITLE_CHARS:
+            return title
+        previous = line if line.strip() and heading_level(line) == 0 else ""
+    return None

@@ -280,3 +280,39 @@ def upper_snake(value: str | None) -> str:
 def normalise_entity_type(value: str | None, default: str = DEFAULT_ENTITY_TYPE) -> str:
     """UPPER_SNAKE entity type, ``default`` when missing."""
     return _snake(value) or default
+
+
+_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\n]*\)")
+_EMPHASIS = re.compile(r"(?<!\w)[*_]+|[*_]+(?!\w)|`+")
+
+
+def plain_markdown(text: str) -> str:
+    """Inline Markdown read as plain text (``*Two*`` -> ``Two``, ``[Foo](url)`` -> ``Foo``), whitespace collapsed;
+    an underscore inside a word stays (``my_module``)."""
+    return " ".join(_EMPHASIS.sub("", _LINK.sub(r"\1", text)).split())
+
+
+def heading_text(line: str) -> str | None:
+    """The text of a Markdown ATX heading line (``## Early *life* ##`` -> ``Early life``); ``None`` for any other
+    line. Read without a regular expression, which would backtrack on a long run of spaces."""
+    body = line.rstrip("\r\n")
+    stripped = body.lstrip(" ")
+    if len(body) - len(stripped) > 3 or not stripped.startswith("#"):
+        return None
+    level = len(stripped) - len(stripped.lstrip("#"))
+    rest = stripped[level:]
+    if level > 6 or (rest and rest[0] not in " \t"):
+        return None  # "#hashtag", "#######"
+    rest = rest.strip(" \t")
+    closing = rest.rstrip("#")
+    if closing != rest and (not closing or closing[-1] in " \t"):  # an optional closing run of #
+        rest = closing.rstrip(" \t")
+    return plain_markdown(rest)
+
+
+def heading_level(line: str) -> int:
+    """How many ``#`` open a Markdown ATX heading line (0 for any other line)."""
+    if heading_text(line) is None:
+        return 0
+    stripped = line.lstrip(" ")
+    return len(stripped) - len(stripped.lstrip("#"))

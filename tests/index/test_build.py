@@ -44,3 +44,5 @@ def test_a_chunk_is_embedded_with_its_title_once():
     headed = "# Ann  *Cole*\n\nShe was born in Dover."
     assert chunk_text(Chunk("b", headed, "d", {"title": "Ann Cole"})) == headed
     assert chunk_text(Chunk("c", "Born in Dover.", "d")) == "Born in Dover."
+    linked = "# [Ann Cole](https://example.org/cole)\n\nBorn in Dover."
+    assert chunk_text(Chunk("e", linked, "d", {"title": "Ann Cole"})) == linked

@@ -127,6 +127,13 @@ def test_a_single_unsupported_file(tmp_path):
         ("## Only a section\n\ntext", None),
         ("#hashtag, no heading\n", None),
         ("plain text", None),
+        ("Kevin Durant\r\n===\r\n\r\ntext", "Kevin Durant"),  # Windows line endings
+        ("# Title #\r\ntext", "Title"),  # a closing run of #
+        ("# ** **\n\n# Second", "Second"),  # an empty heading is passed over
+        ("# my_module", "my_module"),  # an underscore inside a word is no emphasis
+        ("# C#", "C#"),
+        ("# " + "x" * 400 + "\n\n# Short", "Short"),  # a sentence set as a heading is no title
+        ("# x" + " " * 100_000 + "y", "x y"),  # a long run of spaces is read in one pass
     ],
 )
 def test_a_markdown_documents_title_is_its_first_level_one_heading(text, title):

@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from kg_rag.model.lemmas import lemma
+from kg_rag.model.names import heading_text, plain_markdown
 
 _CODE = re.compile(
     r"(?<![\w-])[A-Z][A-Za-z]{0,7}-\d+(?:[-/.]\d+)*(?![\w-])"  # IR-2023-14, POL-7, COVID-19
@@ -68,22 +69,27 @@ _LIST_ITEM = re.compile(r"\s*(?:[-*+\u2022|]|\d{1,3}[.)])\s")
 
 
 def hide_title_heading(text: str, title: str | None) -> str:
-    """``text`` with each Markdown heading line that writes ``title`` blanked (spaces of the same length): the
-    document's title is its topic, not a sentence — parsed, ``# Kevin Durant`` would be a mention of its own
-    beside the "Kevin Wayne Durant" the first sentence writes, and the name the body writes
-    (``Johnnycake`` under ``# Johnnycake, West Virginia``) would lose to the heading's."""
-    if not title or "#" not in text:
+    """``text`` with each Markdown heading that writes ``title`` blanked (spaces of the same length; an ATX ``#``
+    line, or a setext line and its row of ``=``): the document's title is its topic, not a sentence — parsed,
+    ``# Kevin Durant`` would be a mention of its own beside the "Kevin Wayne Durant" the first sentence writes,
+    and the name the body writes (``Johnnycake`` under ``# Johnnycake, West Virginia``) would lose to the
+    heading's. Line endings are kept."""
+    if not title or not ("#" in text or "=" in text):
         return text
     wanted = " ".join(title.split()).casefold()
-
-    def blank(m: re.Match[str]) -> str:
-        written = " ".join(m.group(1).replace("*", "").replace("_", "").replace("`", "").split()).casefold()
-        return " " * len(m.group()) if written == wanted else m.group()
-
-    return _HEADING.sub(blank, text)
-
-
-_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
+    lines = text.splitlines(keepends=True)
+    out = list(lines)
+    for i, line in enumerate(lines):
+        body = line.rstrip("\r\n")
+        heading = heading_text(body)
+        if heading is not None and heading.casefold() == wanted:
+            out[i] = " " * len(body) + line[len(body) :]
+        elif i + 1 < len(lines) and plain_markdown(body).casefold() == wanted:
+            under = lines[i + 1].rstrip("\r\n")
+            if under.strip() and set(under.strip()) == {"="} and len(under) - len(under.lstrip(" ")) <= 3:
+                out[i] = " " * len(body) + line[len(body) :]
+                out[i + 1] = " " * len(under) + lines[i + 1][len(under) :]
+    return "".join(out)
 
 
 def unwrap_lines(text: str) -> str:
