@@ -127,8 +127,11 @@ class NLPExtractor:
         with tqdm(total=len(chunks), desc="extracting (nlp)", unit="chunk", disable=not progress) as bar:
             for chunk, before, text, doc in zip(chunks, raw, texts, docs):
                 try:
-                    titled = bool((chunk.metadata or {}).get("titled")) or text != before
-                    run.results[chunk.id] = read_passage(doc, _title(chunk), text, titled=titled)
+                    corpus = bool((chunk.metadata or {}).get("titled"))
+                    heading = not corpus and text != before
+                    run.results[chunk.id] = read_passage(
+                        doc, _title(chunk), text, titled=corpus or heading, heading=heading
+                    )
                 except Exception as exc:  # one odd parse never sinks the run
                     logger.warning("NLP extraction failed for chunk %s: %s", chunk.id, exc)
                     run.failures[chunk.id] = exc
@@ -164,16 +167,17 @@ def _title(chunk: Chunk) -> str | None:
 
 
 def read_passage(
-    spacy_doc: Any, title: str | None, source: str | None = None, *, titled: bool = False
+    spacy_doc: Any, title: str | None, source: str | None = None, *, titled: bool = False, heading: bool = False
 ) -> ExtractionResult:
     """Entities and relations of one parsed passage. ``title``: what it is about when the text writes it, or
-    whether or not it does when ``titled`` (a corpus passage whose title is its subject's name); ``source``: the
-    text before :func:`~kg_rag.ingest.nlp.parse.mask_codes`."""
+    whether or not it does when ``titled`` (a corpus passage whose title is its subject's name, or a document's
+    ``heading``, which may name anything: *he* and *she* refer to it only when the recogniser types it a person);
+    ``source``: the text before :func:`~kg_rag.ingest.nlp.parse.mask_codes`."""
     doc = Parse(spacy_doc, source)
     name = title_name(title, doc.source) if title else None
     if name is None and title and titled:
         name = bare_title(title)
-    topic = Topic(name) if name else None
+    topic = Topic(name, personal=not heading) if name else None
     mentions, inside = find_mentions(doc, topic)
     if topic is not None:
         topic.label = _topic_label(doc, mentions)

@@ -95,6 +95,9 @@ class Topic:
     name: str
     label: str | None = None
     kinds: set[str] = field(default_factory=set)
+    personal: bool = True
+    """Whether *he* or *she* may refer to it when no recogniser typed it a person: a corpus passage's title names
+    its subject, a document's heading may name anything ("Installation Guide")."""
 
 
 def title_name(title: str, text: str) -> str | None:

@@ -142,7 +142,9 @@ class Passage:
         the passage's topic when it can be one."""
         if pronoun in PERSONAL:
             fits = [r for r in self.recent if r.label == "PERSON"]
-            topic_fits = self.topic is not None and self.topic.label in ("PERSON", "", None)
+            topic_fits = self.topic is not None and (
+                self.topic.label == "PERSON" or (self.topic.label in ("", None) and self.topic.personal)
+            )
         elif pronoun in IMPERSONAL or pronoun in PLURAL:
             fits = [r for r in self.recent if r.label != "PERSON" and not r.is_value]
             topic_fits = self.topic is not None and self.topic.label != "PERSON"

@@ -90,6 +90,19 @@ def test_a_markdown_documents_heading_is_its_topic_not_a_sentence(extractor, tmp
     assert not extractor.extract([Chunk("c", text, "d")]).results["c"].relations  # no title: nobody is "He"
     hidden = hide_title_heading("## Career\n# **Waylon  Payne** #\nx", "Waylon Payne")
     assert hidden == "## Career\n" + " " * 21 + "\nx"  # only the title's heading, the same length
+    setext = hide_title_heading("Waylon Payne\r\n===\r\nHe sings.", "Waylon Payne")
+    assert setext == " " * 12 + "\r\n" + " " * 3 + "\r\nHe sings."
+
+
+def test_he_or_she_refers_to_a_heading_only_when_it_names_a_person(extractor):
+    """A document's heading may name anything ("Installation Guide"): *it* may refer to it, *he* may not, unless
+    the recogniser types the topic a person where the text writes it."""
+    from .conftest import triples
+
+    guide = "# Installation Guide\n\nIt requires Python 3.11. He works at Acme Corp."
+    got = triples(extractor.extract([Chunk("g", guide, "d", {"title": "Installation Guide"})]).results["g"])
+    assert ("Installation Guide", "REQUIRES", "Python 3.11") in got
+    assert not any(s == "Installation Guide" and t.startswith("Acme") for s, _, t in got)
 
 
 def test_a_title_heading_names_the_subject_as_a_corpus_passages_title_does(extractor):
