@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from kg_rag.model.names import MONTHS
 from kg_rag.model.relation_types import tokens
 from kg_rag.model.results import GraphPath, PathStep
 from kg_rag.query.params import QueryParams
@@ -43,7 +44,7 @@ def path_anchors(ws: Workspace, seeds: Seeds, p: QueryParams) -> list[int]:
         if anchors:
             return anchors
     # the question names no specific entity: start from the specific entities it matches by meaning, but not from
-    # a date or a number it writes no word of ("March 2021" for "what caused the decision ...")
+    # a date or a number it writes no word of that says which ("March 2021" for "what caused the decision ...")
     matched = np.fromiter(sorted(seeds.weights), dtype=I64, count=len(seeds.weights))
     if matched.size == 0:
         return []
@@ -55,11 +56,19 @@ def path_anchors(ws: Workspace, seeds: Seeds, p: QueryParams) -> list[int]:
         unwritten = {
             h
             for h, label in zip(matched[values].tolist(), ws.view.labels(matched[values]))
-            if label is None or not words & set(tokens(label[1]))
+            if label is None or not words & _value_words(label[1])
         }
         matched = np.asarray([h for h in matched.tolist() if h not in unwritten], dtype=I64)
     return [int(h) for h in matched.tolist()]
 
+
+def _value_words(name: str) -> set[str]:
+    """The words that say which value a date or number is (``1990s``, ``march``), not its filler (``the``,
+    ``early``, ``about``)."""
+    return {w for w in tokens(name) if any(ch.isdigit() for ch in w) or w in MONTHS or w in SEASONS}
+
+
+SEASONS = frozenset("spring summer autumn fall winter".split())
 
 CHAIN_BOUND = 6
 """The most links of one asked relation type a path follows when the question asks for where that chain ends

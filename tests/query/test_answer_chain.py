@@ -146,10 +146,10 @@ def test_community_reports_repeat_nothing_the_context_shows():
     assert text.count("Directive 2023-07 [SUPERSEDES] Directive 2019-03") == 0  # it is a path: said once
 
 
-def _approval() -> KnowledgeGraph:
+def _approval(when: str = "March 2021") -> KnowledgeGraph:
     kg = KnowledgeGraph()
-    kg.add_chunk(Chunk("c0", "Policy v2 was approved by the Governance Board in March 2021.", "d0"))
-    kg.add_relation("Policy v2", "March 2021", "APPROVED_IN", predicate="approved in", chunk_id="c0")
+    kg.add_chunk(Chunk("c0", f"Policy v2 was approved by the Governance Board in {when}.", "d0"))
+    kg.add_relation("Policy v2", when, "APPROVED_IN", predicate="approved in", chunk_id="c0")
     kg.add_relation("Policy v2", "Governance Board", "APPROVED_BY", predicate="approved by", chunk_id="c0")
     return kg
 
@@ -173,3 +173,6 @@ def test_a_date_the_question_writes_no_word_of_anchors_no_path():
     alike = EntityBasedKGRAG.from_graph(_approval(), _Alike(), k=1)
     result = alike.retrieve("which body gave its approval?", similarity_threshold=0.5)
     assert result.paths and all(p.start != "march 2021" for p in result.paths)
+    filler = EntityBasedKGRAG.from_graph(_approval("the 1990s"), _Alike(), k=1)  # "the" says no value
+    result = filler.retrieve("which body gave the approval?", similarity_threshold=0.5)
+    assert result.paths and all(p.start != "the 1990s" for p in result.paths)
