@@ -454,7 +454,38 @@ def _passive_with_preposition(form: PredicateForm, h_surface: tuple[str, ...], w
     after = form.surface[at + 1] if at + 1 < len(form.surface) else None
     if after is None or after not in PREPOSITIONS or after == "by":
         return None
+    complex_ = form.surface[at + 1 : at + 4]
+    if complex_ in COMPLEX_PREPOSITIONS:  # "issued in response to": ISSUED_IN_RESPONSE_TO, not ISSUED_IN
+        return (*h_surface, *complex_)
     return (*h_surface, after)
+
+
+COMPLEX_PREPOSITIONS = frozenset(
+    tuple(p.split())
+    for p in (
+        "in response to",
+        "in place of",
+        "in collaboration with",
+        "in cooperation with",
+        "in association with",
+        "in partnership with",
+        "in addition to",
+        "in front of",
+        "in charge of",
+        "in honor of",
+        "in honour of",
+        "in memory of",
+        "in favor of",
+        "in favour of",
+        "in support of",
+        "in violation of",
+        "in accordance with",
+        "on behalf of",
+        "by means of",
+        "as part of",
+    )
+)
+"""Prepositions written in three words: the first alone (``in``) says something else (``ISSUED_IN``)."""
 
 
 def _relational_noun(form: PredicateForm, h_surface: tuple[str, ...]) -> tuple[str, ...] | None:

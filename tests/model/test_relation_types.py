@@ -271,7 +271,7 @@ def test_a_passive_with_its_agent_after_by_never_becomes_the_active_verb(predica
     ("predicate", "expected"),
     [
         ("was formed after the outage of", "FORMED_AFTER"),  # payments team -[FORMED]-> june 2022
-        ("was issued in response to", "ISSUED_IN"),  # cab-2023-31 -[ISSUED]-> incident ir-2023-14
+        ("was issued in response to", "ISSUED_IN_RESPONSE_TO"),  # cab-2023-31 -[ISSUED]-> incident ir-2023-14
         ("was sold for a fee of", "SOLD_FOR"),
         ("is treated as a synonym of", "TREATED_AS"),
         ("was refused entry to", RELATED),  # no preposition of its own: the participle alone would invert it
