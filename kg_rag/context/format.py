@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kg_rag.fence import DATA_PREFIX, data_lines, fence_safe, printable
-from kg_rag.model.names import DEFAULT_ENTITY_TYPE, upper_snake
+from kg_rag.model.names import DEFAULT_ENTITY_TYPE, heading_text, upper_snake
 from kg_rag.model.notation import quote_name, render_path
 from kg_rag.tokens import count_tokens, truncate_to_tokens
 
@@ -260,6 +260,22 @@ def _source_header(i: int, c: ScoredChunk) -> str:
     return head + (f" title={safe_label(title)}" if title else "")
 
 
+def _shown_text(c: ScoredChunk) -> str:
+    """A chunk's text as the context shows it: without a first line that is only its title as a Markdown heading,
+    which the source's ``title=`` already names."""
+    title = " ".join(str((c.metadata or {}).get("title") or "").split())
+    text = c.text.lstrip()
+    if not title or not text.startswith("#"):
+        return c.text
+    first, _, rest = text.partition("\n")
+    heading = heading_text(first)
+    return (
+        rest.lstrip("\r\n")
+        if heading is not None and heading.casefold() == title.casefold() and rest.strip()
+        else c.text
+    )
+
+
 def _chunks_section(chunks: Sequence[ScoredChunk], budget: int) -> tuple[list[Line], int]:
     if not chunks:
         return [], 0
@@ -270,7 +286,8 @@ def _chunks_section(chunks: Sequence[ScoredChunk], budget: int) -> tuple[list[Li
     used = header_cost
     for i, c in enumerate(chunks):
         head = _source_header(i, c)
-        body = data_lines(c.text)
+        text = _shown_text(c)
+        body = data_lines(text)
         head_cost = count_tokens(head + "\n")
         cost = head_cost + sum(count_tokens(b + "\n") for b in body)
         if used + cost <= budget:
@@ -279,7 +296,7 @@ def _chunks_section(chunks: Sequence[ScoredChunk], budget: int) -> tuple[list[Li
             continue
         room = budget - used - head_cost - 2
         if room >= 16:  # a useful fragment: cut the text, keep the header
-            cut = data_lines(truncate_to_tokens(c.text, room).rstrip() + "…")
+            cut = data_lines(truncate_to_tokens(text, room).rstrip() + "…")
             kept, spent = _fit([(b, ("chunk-text", c.id)) for b in cut], room)
             if kept:
                 lines += [(head, ("chunk", c.id)), *kept]
@@ -479,5 +496,5 @@ def render_passage(chunk: ScoredChunk) -> str:
     lines[0] += f" title={safe_label(title)}" if title else ""
     if chunk.paths:
         lines += [PASSAGE_PATHS, *chunk.paths]
-    lines += [PASSAGE_TEXT, *data_lines(chunk.text)]
+    lines += [PASSAGE_TEXT, *data_lines(_shown_text(chunk))]
     return fence_safe("\n".join(lines))  # a user's prompt may put it between <context> tags

@@ -424,3 +424,18 @@ def test_the_default_budget_is_the_default_query_settings():
 
     default = QueryParams()
     assert {f.name: getattr(default, f.name) for f in fields(ContextBudget)} == vars(ContextBudget())
+
+
+def test_a_markdown_title_heading_is_not_repeated_under_the_sources_title(bow_embeddings):
+    """The source's header names the title; the chunk's first line, the same title as a Markdown heading, is a line
+    nobody needs. A heading that is not the title stays, as does a chunk that is only its heading."""
+    kg = KnowledgeGraph()
+    kg.add_chunk(
+        Chunk("c", "# Storage Policy\n\nStorage Policy revokes Regulation 2020.", "d", {"title": "Storage Policy"})
+    )
+    kg.add_chunk(Chunk("e", "# Changes\n\nStorage Policy adds a freeze.", "f", {"title": "Storage Policy"}))
+    kg.add_relation("Storage Policy", "Regulation 2020", "REVOKES", chunk_id="c")
+    result = EntityBasedKGRAG.from_graph(kg, bow_embeddings, k=2).retrieve("What does Storage Policy revoke?")
+    assert 'title="Storage Policy"' in result.context
+    assert "| # Storage Policy" not in result.context and "| Storage Policy revokes Regulation 2020." in result.context
+    assert "| # Changes" in result.context
