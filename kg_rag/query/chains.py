@@ -10,10 +10,10 @@ import numpy as np
 
 from kg_rag.model.names import MONTHS
 from kg_rag.model.relation_types import tokens
-from kg_rag.model.results import GraphPath, PathStep
+from kg_rag.model.results import GraphPath, PathStep, RelationRow
 from kg_rag.query.params import QueryParams
 from kg_rag.query.seeds import Seeds
-from kg_rag.query.select import PATH_STEP_FLOOR, ScoredRelations, ShownPaths
+from kg_rag.query.select import PATH_STEP_FLOOR, ScoredRelations, ShownPaths, relation_rows
 from kg_rag.query.senses import same_thing
 from kg_rag.query.workspace import Workspace
 from kg_rag.store.base import EdgeSet
@@ -107,8 +107,8 @@ def relation_paths(
     asked type, after crossing into another passage, or at a bridge. Paths that reach one come first (those with
     more asked steps, those that end at an asked step rather than past it, those that cross more passages, the
     surest by their weakest step, the longest), and when one does, paths that reach none are not shown: one path
-    to a candidate answer says more than ten about the question's own entities (when none does, the caller shows
-    such a path only for a relation the rows leave out: :attr:`ShownPaths.reach`). A path is shown only when it adds
+    to a candidate answer says more than ten about the question's own entities (when none does, see
+    :func:`paths_and_rows`). A path is shown only when it adds
     a relation the paths before it did not show, and from where it branches off a path shown before it (each fact
     is stated once). A path walks an edge forwards or — when the query's direction allows — backwards; two
     relations are joined at an entity only when they are about the same thing there
@@ -211,7 +211,45 @@ def relation_paths(
             built.append(PathStep(rel.id, names[a][0], names[b][0], edges.type_of(i), fwd))
         if built and start in names:
             paths.append(GraphPath(names[start][0], built, float(weakest)))
-    return paths, names, ShownPaths({int(edges.ids[i]) for i in used}, set(nodes), reached)
+    handle_of = {rel.id: int(edges.ids[i]) for i, rel in rel_of.items() if rel is not None}
+    return paths, names, ShownPaths({int(edges.ids[i]) for i in used}, set(nodes), reached, handle_of)
+
+
+def paths_and_rows(
+    ws: Workspace,
+    chosen: ScoredRelations,
+    selected: Sequence[int],
+    p: QueryParams,
+    found: tuple[list[GraphPath], dict[int, tuple[str, str]], ShownPaths],
+    named: set[int] | frozenset[int],
+    chain: set[int] | frozenset[int],
+) -> tuple[list[GraphPath], dict[int, tuple[str, str]], list[RelationRow], dict[int, tuple[str, str]]]:
+    """The paths :func:`relation_paths` found and the relationship rows shown with them
+    (:func:`~kg_rag.query.select.relation_rows`), each with its names by handle.
+
+    When no path reaches a candidate answer, a one-step path is a named entity's own relation ("Kohuwala
+    -[CONNECTED_TO]-> Dehiwala", eight such paths), which a row shows once already: it is shown only when the rows
+    leave its relation out. A longer path, or a one-step branch off one, shows how two relations join and stays.
+    The rows are chosen around the paths kept."""
+    paths, names, shown = found
+    if not paths or shown.reach:
+        rows, row_names = relation_rows(ws, chosen, selected, p, shown, named, chain)
+        return paths, names, rows, row_names
+    alone, _ = relation_rows(ws, chosen, selected, p, ShownPaths(), named, chain)
+    in_rows = {r.relation_id for r in alone}
+    joined = {k for pa in paths if len(pa.steps) > 1 for k in pa.nodes[1:]}
+    kept = [pa for pa in paths if len(pa.steps) > 1 or pa.start in joined or pa.steps[0].relation_id not in in_rows]
+    keys = {k for pa in kept for k in pa.nodes}
+    holding = ShownPaths(
+        {shown.handle_of[st.relation_id] for pa in kept for st in pa.steps if st.relation_id in shown.handle_of},
+        {h for h, (key, _) in names.items() if key in keys},
+        reach=False,
+    )
+    rows, row_names = relation_rows(ws, chosen, selected, p, holding, named, chain)
+    in_rows = {r.relation_id for r in rows}  # the rows around the kept paths may leave a dropped one's relation out
+    kept = [pa for pa in paths if pa in kept or pa.steps[0].relation_id not in in_rows]
+    keys = {k for pa in kept for k in pa.nodes}
+    return kept, {h: kn for h, kn in names.items() if kn[0] in keys}, rows, row_names
 
 
 def _branch(before, weakest: float, steps: list[tuple[int, bool]], start: int, edges: EdgeSet):

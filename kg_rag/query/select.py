@@ -400,3 +400,5 @@ class ShownPaths:
     relations: set[int] = field(default_factory=set)
     entities: set[int] = field(default_factory=set)
     reach: bool = True
+    handle_of: dict[str, int] = field(default_factory=dict)
+    """A shown relation's handle by its id (what a :class:`~kg_rag.model.results.PathStep` names it by)."""

@@ -24,20 +24,13 @@ from kg_rag.context.format import ContextFormatter, format_context
 from kg_rag.errors import InputError
 from kg_rag.model.names import SYNONYM, canonical_key, upper_snake
 from kg_rag.model.notation import render_path
-from kg_rag.model.results import GraphPath, RetrievalResult, ScoredChunk, StageRun
-from kg_rag.query.chains import path_anchors, relation_paths
+from kg_rag.model.results import RetrievalResult, ScoredChunk, StageRun
+from kg_rag.query.chains import path_anchors, paths_and_rows, relation_paths
 from kg_rag.query.limits import suggest_entities, unknown_name
 from kg_rag.query.params import QueryParams
 from kg_rag.query.relation_match import asks_for_value, question_relation_words
 from kg_rag.query.seeds import Seeds, match_seeds, names_entity, resolve_names, unmatched_reason
-from kg_rag.query.select import (
-    HUB_MENTIONS,
-    ShownPaths,
-    relation_rows,
-    score_relations,
-    select_entities,
-    unsure_ranks,
-)
+from kg_rag.query.select import HUB_MENTIONS, score_relations, select_entities, unsure_ranks
 from kg_rag.query.strategies import StrategyInput, StrategyOutput
 from kg_rag.query.strategies.base import rank_top
 from kg_rag.query.workspace import Workspace
@@ -300,21 +293,9 @@ def run_select(s: QueryState) -> None:
     anchors = path_anchors(ws, seeds, p)
     named = set(seeds.named) or set(anchors)  # a question naming nothing specific: what it matches by meaning
     bridges = _bridges(ws, ranked, named)
-    paths, path_names, shown = relation_paths(ws, chosen, anchors, p, frozenset(named), bridges)
+    found = relation_paths(ws, chosen, anchors, p, frozenset(named), bridges)
     chain = {i for i, g in enumerate(s.graph) if i == 0 or g > 0} | {-1}  # -1: evidenced by the question
-    dropped: list[GraphPath] = []
-    if paths and not shown.reach:
-        all_paths, all_names = paths, path_names
-        paths, path_names, shown = _beyond_rows(ws, chosen, s.handles, p, paths, path_names, shown, named, chain)
-        dropped = [pa for pa in all_paths if pa not in paths]
-    relations, rel_names = relation_rows(ws, chosen, s.handles, p, shown, named, chain)
-    if dropped:  # the rows chosen around the kept paths may leave out a dropped path's relation: show the path
-        in_rows = {r.relation_id for r in relations}
-        back = [pa for pa in dropped if pa.steps[0].relation_id not in in_rows]
-        if back:
-            paths = [pa for pa in all_paths if pa in paths or pa in back]
-            keys = {k for pa in back for k in pa.nodes}
-            path_names = {**path_names, **{h: kn for h, kn in all_names.items() if kn[0] in keys}}
+    paths, path_names, relations, rel_names = paths_and_rows(ws, chosen, s.handles, p, found, named, chain)
     listed = selected
     if path_names or rel_names:  # the entity table describes what the graph half shows (and what the question
         # names); an entity only a returned passage mentions is written in that passage already
@@ -324,25 +305,6 @@ def run_select(s: QueryState) -> None:
     names.update({e.key: e.name for _, e in listed})
     chunks = _chunks(ws, ranked, s.scores, s.graph, selected, paths, path_names)
     s.result = RetrievalResult(s.text, chunks, [e for _, e in listed], paths, relations, names, [], s.warnings)
-
-
-def _beyond_rows(ws: Workspace, chosen, selected, p: QueryParams, paths, path_names, shown: ShownPaths, named, chain):
-    """The paths that reach no candidate answer, kept when they join two relations or show one the rows leave out.
-    A one-step path that reaches none is a named entity's own relation ("Kohuwala -[CONNECTED_TO]-> Dehiwala",
-    eight such paths), which a row shows once already; a one-step branch off a longer path joins it and stays. The
-    rows are then chosen as if only the kept paths were shown (and the caller shows a dropped path again when
-    those rows leave its relation out)."""
-    rows, _ = relation_rows(ws, chosen, selected, p, ShownPaths(), named, chain)
-    in_rows = {r.relation_id for r in rows}
-    joined = {k for pa in paths if len(pa.steps) > 1 for k in pa.nodes[1:]}  # a branch off a longer path joins it
-    kept = [pa for pa in paths if len(pa.steps) > 1 or pa.start in joined or pa.steps[0].relation_id not in in_rows]
-    keys = {k for pa in kept for k in pa.nodes}
-    names = {h: kn for h, kn in path_names.items() if kn[0] in keys}
-    ids = {st.relation_id for pa in kept for st in pa.steps}
-    handles = sorted(shown.relations)
-    records = ws.view.relations(np.asarray(handles, dtype=I64))
-    steps = {h for h, rel in zip(handles, records) if rel is not None and rel.id in ids}
-    return kept, names, ShownPaths(steps, set(names), reach=False)
 
 
 def _bridges(ws: Workspace, ranked: Sequence[int], named: set[int]) -> frozenset[int]:
