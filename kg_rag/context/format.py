@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kg_rag.fence import DATA_PREFIX, data_lines, fence_safe, printable
-from kg_rag.model.names import DEFAULT_ENTITY_TYPE, heading_text, upper_snake
+from kg_rag.model.names import DEFAULT_ENTITY_TYPE, after_title, upper_snake
 from kg_rag.model.notation import quote_name, render_path
 from kg_rag.tokens import count_tokens, truncate_to_tokens
 
@@ -261,19 +261,11 @@ def _source_header(i: int, c: ScoredChunk) -> str:
 
 
 def _shown_text(c: ScoredChunk) -> str:
-    """A chunk's text as the context shows it: without a first line that is only its title as a Markdown heading,
-    which the source's ``title=`` already names."""
-    title = " ".join(str((c.metadata or {}).get("title") or "").split())
-    text = c.text.lstrip()
-    if not title or not text.startswith("#"):
-        return c.text
-    first, _, rest = text.partition("\n")
-    heading = heading_text(first)
-    return (
-        rest.lstrip("\r\n")
-        if heading is not None and heading.casefold() == title.casefold() and rest.strip()
-        else c.text
-    )
+    """A chunk's text as the context shows it: without an opening line that is only its title as a Markdown
+    heading, which the source's ``title=`` already names (kept when nothing follows it)."""
+    title = (c.metadata or {}).get("title")
+    rest = after_title(c.text, title) if title and c.text.lstrip().startswith("#") else None
+    return rest.lstrip("\r\n") if rest is not None and rest.strip() else c.text
 
 
 def _chunks_section(chunks: Sequence[ScoredChunk], budget: int) -> tuple[list[Line], int]:

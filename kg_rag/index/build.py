@@ -20,7 +20,7 @@ from kg_rag.index.meta import IndexMeta
 from kg_rag.index.vectors import VectorTable
 from kg_rag.model.change import GraphChange, apply_to_graph
 from kg_rag.model.graph import KnowledgeGraph
-from kg_rag.model.names import DEFAULT_ENTITY_TYPE, heading_text, plain_markdown
+from kg_rag.model.names import DEFAULT_ENTITY_TYPE, after_title
 from kg_rag.model.records import Chunk, Entity, Relation
 from kg_rag.model.report import IngestReport
 
@@ -57,12 +57,9 @@ def chunk_text(chunk: Chunk) -> str:
     document's first chunk does with its ``# heading``: written twice, the title would outweigh the text) and its
     text."""
     title = " ".join(str(chunk.metadata.get("title") or "").split())
-    if not title:
+    if not title or after_title(chunk.text, title) is not None:
         return chunk.text
-    line = chunk.text.lstrip().split("\n", 1)[0]
-    first = heading_text(line)  # "# Title" or, set as a setext heading, the title's own line
-    first = first if first is not None else plain_markdown(line)
-    return chunk.text if first.casefold() == title.casefold() else f"{title}\n{chunk.text}"
+    return f"{title}\n{chunk.text}"
 
 
 @dataclass

@@ -316,3 +316,15 @@ def heading_level(line: str) -> int:
         return 0
     stripped = line.lstrip(" ")
     return len(stripped) - len(stripped.lstrip("#"))
+
+
+def after_title(text: str, title: str | None) -> str | None:
+    """``text`` after its opening line when that line writes ``title`` (a Markdown heading, ``# Title``, or the
+    title line of a setext one), else ``None``: a document's first chunk names its title already."""
+    wanted = " ".join(str(title or "").split()).casefold()
+    if not wanted:
+        return None
+    first, _, rest = text.lstrip().partition("\n")
+    heading = heading_text(first)
+    written = heading if heading is not None else plain_markdown(first)
+    return rest if written.casefold() == wanted else None
