@@ -397,9 +397,14 @@ def names_relation(relation_type: str | None) -> bool:
 
 def _usual(counter: Counter[tuple[str, ...]]) -> tuple[str, ...] | None:
     """The most used surface of a key that names a relation (``neared``, not the preposition ``near`` that
-    shares its lemma key); ``None`` when none does."""
+    shares its lemma key), a finite verb before a gerund (``before forming``, ``after leaving`` are read from a
+    clause: ``FORMED_OF``, not ``FORMING_OF``); ``None`` when none does."""
     naming = [s for s in counter if names_relation(display_type(s))]
-    return min(naming, key=lambda s: (-counter[s], len(s), s)) if naming else None
+    return min(naming, key=lambda s: (_gerund(s), -counter[s], len(s), s)) if naming else None
+
+
+def _gerund(surface: tuple[str, ...]) -> bool:
+    return any(len(w) > 4 and w.endswith("ing") for w in surface[:1])
 
 
 def _verb_alone_differs(form: PredicateForm, h_surface: tuple[str, ...]) -> bool:

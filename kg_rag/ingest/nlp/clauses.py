@@ -477,8 +477,8 @@ def _topic_attribute(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
     det = d.kid(n, "det")
     if det is not None and d.lower[det] != "the":
         return
-    if d.lemma(n) in p.topic.kinds or p._names_topic(n):
-        return
+    if d.lemma(n) in p.topic.kinds or p._names_topic(n) or (d.kids(n) == [det] and p._named_before(n)):
+        return  # "The battle was the decisive engagement of": the battle named before, no attribute of the topic
     things = [r for a in d.kids(h, "attr") for r in refs_of(p, a)]
     topic = p._topic_ref(resolved=True)
     if things and topic is not None:

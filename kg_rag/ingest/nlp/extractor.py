@@ -19,6 +19,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Any
 
 from kg_rag.errors import ConfigurationError
@@ -28,6 +29,7 @@ from kg_rag.ingest.extract import (
     ExtractionRun,
     ParsedRelation,
 )
+from kg_rag.ingest.formats import MARKDOWN_SUFFIXES
 from kg_rag.ingest.nlp.clauses import read_clauses
 from kg_rag.ingest.nlp.loading import load_pipeline, pipeline_id
 from kg_rag.ingest.nlp.mentions import (
@@ -49,7 +51,7 @@ from kg_rag.model.relation_types import RelationTyper
 
 logger = logging.getLogger(__name__)
 
-RULES_VERSION = 20
+RULES_VERSION = 21
 """Bumped when the rules change what is extracted, so documents extracted under older rules are extracted again."""
 MAX_CHARS = 200_000
 """Longest chunk text parsed whole; a longer one (a corpus passage nobody split) is parsed up to here."""
@@ -122,7 +124,9 @@ class NLPExtractor:
         # read without it, and the title names the subject as a corpus passage's does ("titled")
         texts = [hide_title_heading(t, _title(c)) for c, t in zip(chunks, raw)]
         docs = self.nlp.pipe(
-            (mask_codes(unwrap_lines(t)) for t in texts), batch_size=self.batch_size, n_process=self.workers
+            (mask_codes(unwrap_lines(t, prose=_markdown(c))) for c, t in zip(chunks, texts)),
+            batch_size=self.batch_size,
+            n_process=self.workers,
         )
         with tqdm(total=len(chunks), desc="extracting (nlp)", unit="chunk", disable=not progress) as bar:
             for chunk, before, text, doc in zip(chunks, raw, texts, docs):
@@ -159,6 +163,11 @@ class NLPExtractor:
 
 def _parsable(text: str) -> str:
     return text if len(text) <= MAX_CHARS else text[:MAX_CHARS]
+
+
+def _markdown(chunk: Chunk) -> bool:
+    """Whether the chunk comes from a Markdown file, whose paragraphs may be wrapped anywhere."""
+    return PurePath(str((chunk.metadata or {}).get("source") or "")).suffix.lower() in MARKDOWN_SUFFIXES
 
 
 def _title(chunk: Chunk) -> str | None:

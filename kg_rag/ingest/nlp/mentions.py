@@ -514,6 +514,8 @@ class NameTable:
     surnamed: dict[int, str] = field(default_factory=dict)
     """Token -> topic name: where a passage titled with a person's name writes the surname alone as a subject
     (``Snow moved to Nashville`` in a passage titled *Hank Snow*)."""
+    tails: dict[str, str] = field(default_factory=dict)
+    """Short form -> the coded name it ends (:func:`_coded_tails`): *Policy v3* -> *Data Retention Policy v3*."""
 
     @classmethod
     def of(cls, doc: Parse, mentions: Sequence[Mention], topic: Topic | None = None) -> NameTable:
@@ -536,12 +538,31 @@ class NameTable:
             key = canonical_key(words[-1])
             if key not in parts and key not in aliases:
                 surnamed = {m.start: topic.name for m in mentions if _surname_subject(doc, m, key)}
-        return cls(aliases, surnamed)
+        return cls(aliases, surnamed, _coded_tails(mentions, topic))
 
     def resolve(self, m: Mention) -> str:
         if m.kind in ("ner", "name") and " " not in m.name.strip():
             return self.surnamed.get(m.start) or self.aliases.get(m.key, m.name)
+        if m.kind in ("ner", "name") and not m.is_value:
+            return self.tails.get(m.key, m.name)
         return m.name
+
+
+def _coded_tails(mentions: Sequence[Mention], topic: Topic | None) -> dict[str, str]:
+    """Short forms of a name that ends in a code or version, as a document writes them after the full name once:
+    *Policy v3* for *Data Retention Policy v3*, *Directive 2019-03* for *Security Directive 2019-03*. The code
+    tells one thing from another; the words before it only repeat the kind, so the tail of at least two words
+    stands for the one name in the passage that ends that way (two such names: neither)."""
+    names = [m.name for m in mentions if m.kind in ("ner", "name") and not m.is_value]
+    if topic is not None:
+        names.append(topic.name)
+    longer: dict[str, set[str]] = {}
+    for name in dict.fromkeys(names):
+        words = name.split()
+        if len(words) >= 3 and any(ch.isdigit() for ch in words[-1]):
+            for k in range(1, len(words) - 1):
+                longer.setdefault(canonical_key(" ".join(words[k:])), set()).add(name)
+    return {short: next(iter(v)) for short, v in longer.items() if len(v) == 1}
 
 
 def _surname_subject(doc: Parse, m: Mention, key: str) -> bool:

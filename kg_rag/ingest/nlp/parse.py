@@ -92,12 +92,14 @@ def hide_title_heading(text: str, title: str | None) -> str:
     return "".join(out)
 
 
-def unwrap_lines(text: str) -> str:
+def unwrap_lines(text: str, *, prose: bool = False) -> str:
     """``text`` with each line break that continues a sentence read as a space (the same length): a line that
     does not end a sentence, followed by one that starts with a lower-case word, is hard-wrapped prose, and a line
     break left in it breaks the parse. Other line breaks stay — in a PDF's cover page or a flattened table they
     are where one name ends and the next begins — and the pipeline ends a sentence at the ones the layout marks
-    (:func:`kg_rag.ingest.nlp.loading.line_breaks`)."""
+    (:func:`kg_rag.ingest.nlp.loading.line_breaks`). In ``prose`` (Markdown, whose paragraphs are wrapped at will:
+    a line break inside one is a space) a line that goes on with a capital is joined too: "the Site" /
+    "Reliability team" is one name."""
     if "\n" not in text:
         return text
 
@@ -106,7 +108,8 @@ def unwrap_lines(text: str) -> str:
         line = text[start : m.start()].rstrip()
         if not line or line[-1] in ".:;!?" or line.lstrip().startswith(("#", "|")) or _LIST_ITEM.match(text, m.end()):
             return "\n"
-        return " " if text[m.end()].islower() else "\n"
+        nxt = text[m.end()]
+        return " " if nxt.islower() or (prose and (nxt.isalnum() or nxt in "\"'(“‘")) else "\n"
 
     return _LINE_BREAK.sub(joined, text)
 
@@ -179,15 +182,50 @@ class Parse:
         self.punct = [t.is_punct or t.tag_ in ("``", "''") for t in toks]
         self.alpha = [t.is_alpha for t in toks]
         self.stop = [t.is_stop for t in toks]
-        self.children: list[list[int]] = [[] for _ in toks]
-        for i, h in enumerate(self.head):
-            if h != i:
-                self.children[h].append(i)
+        self.children: list[list[int]] = []
+        self._link()
+        if self._mend_verbs():
+            self._link()
         self.sents = [(s.start, s.end) for s in doc.sents]
         self.sent_of = [0] * self.n
         for k, (a, b) in enumerate(self.sents):
             for i in range(a, b):
                 self.sent_of[i] = k
+
+    def _link(self) -> None:
+        self.children = [[] for _ in range(self.n)]
+        for i, h in enumerate(self.head):
+            if h != i:
+                self.children[h].append(i)
+
+    def _mend_verbs(self) -> bool:
+        """Re-attach a second verb the tagger read as a plural noun joined to the first verb's object: "X leads
+        the team and reports to Y" is parsed as *the team and reports*. The shape decides, not a word list: a
+        bare plural (no article, modifier or number) after *and*, joined to the object of a verb in the third
+        person singular, with a preposition governing a name -- the verb's own agreement, which a plural noun
+        conjoined to the object would not need."""
+        mended = False
+        for t in range(1, self.n):
+            h = self.head[t]
+            v = self.head[h]
+            if not (
+                self.dep[t] == "conj"
+                and self.tag[t] == "NNS"
+                and self.lower[t - 1] == "and"
+                and self.dep[h] == "dobj"
+                and self.tag[v] == "VBZ"
+                and not self.kids(t, "det", "amod", "compound", "poss", "nummod")
+                and any(
+                    self.pos[o] == "PROPN"
+                    for prep in self.kids(t, "prep")
+                    if self.lower[prep] not in ("of", "between")  # "contacts between", "rights of": a noun's
+                    for o in self.kids(prep, "pobj")
+                )
+            ):
+                continue
+            self.pos[t], self.tag[t], self.head[t] = "VERB", "VBZ", v
+            mended = True
+        return mended
 
     def lemma(self, i: int) -> str:
         """The lemma of token ``i`` (simplemma, cached: the pipeline's own lemmatizer is not run)."""

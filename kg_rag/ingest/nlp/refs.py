@@ -101,6 +101,10 @@ class Passage:
         if self.topic is not None and det is not None and (d.lemma(i) in self.topic.kinds or self._names_topic(i)):
             if d.lower[det] in ("the", "this"):
                 return self._topic_ref(resolved=True)
+        if det is not None and d.lower[det] in ("the", "this", "that") and d.kids(i) == [det]:
+            named = self._named_before(i)
+            if named is not None:  # "The decision was implemented by": the decision named before it
+                return named
         h = d.head[i]
         if d.dep[i] == "attr" and d.lemma(h) in COPULAS:
             subject = d.kid(h, *SUBJECTS)
@@ -120,6 +124,32 @@ class Passage:
             # "X is a form of psychotherapy developed by Y": the clause describes X through its kind
             return self.ref(d.head[h], depth + 1)
         return None
+
+    def _named_before(self, i: int) -> Ref | None:
+        """The entity a bare definite description (``the decision``, ``the board``) refers back to: the latest
+        name before it in the passage that its noun heads or describes -- the name's own head (*Governance
+        Board*), a common noun written before a code (*decision CAB-2023-31*) or in apposition (*Acme, a
+        software company*). A noun inside a longer name describes nothing (*the world* is not *World War II*)."""
+        d = self.doc
+        want, plural = d.lemma(i), _plural(d, i)
+        for t in range(i - 1, -1, -1):
+            if d.lemma(t) != want or _plural(d, t) != plural:  # "that territory" is not "the 14 Territories"
+                continue
+            if t in self.by_token and d.span_head(*self._span(t)) != t:
+                continue
+            n = t
+            while d.dep[n] in ("compound", "appos") and d.head[n] != n:
+                n = d.head[n]
+            m = self.by_token.get(n) or self.by_token.get(t)
+            if m is not None and want in PLACE_NOUNS:  # "the U.S. state of New Mexico" ... "the state"
+                m = next((self.by_token[o] for o in _of_objects(d, n) if o in self.by_token), m)
+            if m is not None and not m.is_value:
+                return as_resolved(self.mention_ref(m))
+        return None
+
+    def _span(self, t: int) -> tuple[int, int]:
+        m = self.by_token[t]
+        return m.start, m.end
 
     def _names_topic(self, i: int) -> bool:
         """``the city`` in a passage about Oklahoma City, ``the fort`` in one about Fort George, ``the policy`` in one
@@ -158,6 +188,14 @@ class Passage:
         if not ref.is_value:
             self.recent.append(ref)
             del self.recent[:-8]
+
+
+def _plural(d: Parse, i: int) -> bool:
+    return d.tag[i] in ("NNS", "NNPS")
+
+
+def _of_objects(d: Parse, n: int) -> list[int]:
+    return [o for prep in d.kids(n, "prep") if d.lower[prep] == "of" for o in d.kids(prep, "pobj")]
 
 
 def nominal(d: Parse, i: int) -> bool:
@@ -284,6 +322,9 @@ def subjects_of(p: Passage, v: int, depth: int = 0) -> list[Ref]:
         return subjects_of(p, h, depth + 1)
     if dep == "advcl" and d.tag[v] in ("VBN", "VBG"):
         return subjects_of(p, h, depth + 1)
+    verb_phrase = d.pos[h] == "ADP" and d.pos[d.head[h]] in ("VERB", "AUX")
+    if dep == "pcomp" and d.tag[v] == "VBG" and v not in p.by_token and verb_phrase:
+        return subjects_of(p, d.head[h], depth + 1)  # "joined X after leaving Contoso": who joined, left
     return []
 
 

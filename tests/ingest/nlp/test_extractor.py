@@ -14,6 +14,8 @@ from kg_rag.ingest.extract import ExtractionRun, ParsedRelation
 from kg_rag.ingest.nlp import NLPExtractor, load_pipeline, loading
 from kg_rag.model import Chunk, KnowledgeGraph
 
+from .conftest import triples
+
 TEXT = "Directive 2023-07 was issued by the Operations Board. Directive 2023-07 supersedes Directive 2019-03."
 
 
@@ -68,7 +70,6 @@ def test_workers_parse_in_processes_to_the_same_result(extractor):
     ],
 )
 def test_the_layout_ends_sentences_where_it_should_and_only_there(extractor, text):
-    from .conftest import triples
 
     assert ("Directive 2023-07", "SUPERSEDES", "Directive 2019-03") in triples(extractor.parse(text))
 
@@ -79,8 +80,6 @@ def test_a_markdown_documents_heading_is_its_topic_not_a_sentence(extractor, tmp
     of its own beside "Waylon Malloy Payne"."""
     from kg_rag.ingest import load_documents
     from kg_rag.ingest.nlp.parse import hide_title_heading
-
-    from .conftest import triples
 
     text = "# Waylon Payne\n\nWaylon Malloy Payne is an American singer. He is the son of the singer Sammi Smith."
     (tmp_path / "payne.md").write_text(text)
@@ -97,7 +96,6 @@ def test_a_markdown_documents_heading_is_its_topic_not_a_sentence(extractor, tmp
 def test_he_or_she_refers_to_a_heading_only_when_it_names_a_person(extractor):
     """A document's heading may name anything ("Installation Guide"): *it* may refer to it, *he* may not, unless
     the recogniser types the topic a person where the text writes it."""
-    from .conftest import triples
 
     guide = "# Installation Guide\n\nIt requires Python 3.11. He works at Acme Corp."
     got = triples(extractor.extract([Chunk("g", guide, "d", {"title": "Installation Guide"})]).results["g"])
@@ -108,7 +106,6 @@ def test_he_or_she_refers_to_a_heading_only_when_it_names_a_person(extractor):
 def test_a_title_heading_names_the_subject_as_a_corpus_passages_title_does(extractor):
     """Under its title's heading, "The river" is the titled river (the body never writes its name), and the
     name the body writes (``Johnnycake``) is the topic's, not the heading's longer one."""
-    from .conftest import triples
 
     river = Chunk("r", "# Hollow River\n\nThe river rises in Kent.", "d", {"title": "Hollow River"})
     assert ("Hollow River", "RISES_IN", "Kent") in triples(extractor.extract([river]).results["r"])
@@ -125,6 +122,21 @@ def test_unwrap_lines_keeps_the_length_headings_lists_and_paragraphs():
     out = unwrap_lines(text)
     assert len(out) == len(text)
     assert out == "# Title\nA line wrapped here.\n\n- one\n- two\n| a | b |\n| c | d |"
+
+
+def test_a_markdown_paragraph_is_unwrapped_even_before_a_capital(extractor):
+    """A Markdown paragraph may be wrapped anywhere, inside a name too ("the Site" / "Reliability team"); in other
+    text a line that goes on with a capital may start a new name (a PDF's cover page) and stays a line."""
+    from kg_rag.ingest.nlp.parse import unwrap_lines
+
+    text = "Directive 2023-07 was implemented by the Site\nReliability team.\n- Next item"
+    assert (
+        unwrap_lines(text, prose=True) == "Directive 2023-07 was implemented by the Site Reliability team.\n- Next item"
+    )
+    assert unwrap_lines(text) == text
+    wrapped = {"source": "docs/incident.md"}
+    got = triples(extractor.extract([Chunk("m", text, "d", wrapped)]).results["m"])
+    assert ("Directive 2023-07", "IMPLEMENTED_BY", "Site Reliability team") in got
 
 
 def test_the_graph_model_of_the_llm_path(extractor):

@@ -528,6 +528,62 @@ SHAPES = [
         {("Tennessee", "STATE_IN", "United States"), ("Tennessee", "HAS_CAPITAL", "Nashville")},
         set(),
     ),
+    (
+        "second verb the tagger reads as a plural noun",
+        None,
+        "Tomás Herrera leads the Payments Platform team and reports to Ingrid Solberg.",
+        {("Tomás Herrera", "MANAGES", "Payments Platform team"), ("Tomás Herrera", "REPORTS_TO", "Ingrid Solberg")},
+        {("Ingrid Solberg", "REPORTS_TO", "Tomás Herrera")},
+    ),
+    (
+        "gerund after a preposition has the clause's subject",
+        None,
+        "Kwame Mensah joined Northwind Holdings in 2019 after leaving Contoso.",
+        {("Kwame Mensah", "LEAVING", "Contoso"), ("Kwame Mensah", "MEMBER_OF", "Northwind Holdings")},
+        {("Northwind Holdings", "LEAVING", "Contoso")},
+    ),
+    (
+        "definite description of a name written before a code",
+        None,
+        "Change Advisory Board decision CAB-2023-31 was issued in March. The decision was implemented by the Site "
+        "Reliability team.",
+        {("CAB-2023-31", "IMPLEMENTED_BY", "Site Reliability team")},
+        {("Change Advisory Board decision", "IMPLEMENTED_BY", "Site Reliability team")},
+    ),
+    (
+        "definite description of a name's head and of an apposition",
+        None,
+        "The Governance Board met in Oslo. The board was chaired by Maria Chen. Acme Corp, a software company, "
+        "hired Maria Chen. The company was acquired by Globex.",
+        {("Governance Board", "CHAIRED_BY", "Maria Chen"), ("Acme Corp", "ACQUIRED_BY", "Globex")},
+        set(),
+    ),
+    (
+        "a description of a name is no attribute of the topic",
+        "David Scofield",
+        "David Scofield fought at the Battle of Cedar Creek. The battle was the decisive engagement of the Valley "
+        "Campaigns.",
+        {("Battle of Cedar Creek", "ENGAGEMENT_OF", "Valley Campaigns")},
+        {("David Scofield", "HAS_BATTLE", "Battle of Cedar Creek")},
+    ),
+    (
+        "a noun inside a longer name describes nothing",
+        None,
+        "World War II ended in 1945. The world was then divided by the Iron Curtain.",
+        set(),
+        {("World War II", "DIVIDED_BY", "Iron Curtain")},
+    ),
+    (
+        "short form of a coded name",
+        "Data Retention Policy v3",
+        "Data Retention Policy v3 supersedes Data Retention Policy v2. Policy v3 was drafted by the Legal "
+        "Operations team.",
+        {
+            ("Data Retention Policy v3", "SUPERSEDES", "Data Retention Policy v2"),
+            ("Data Retention Policy v3", "DRAFTED_BY", "Legal Operations team"),
+        },
+        {("Policy v3", "DRAFTED_BY", "Legal Operations team")},
+    ),
 ]
 
 
