@@ -116,6 +116,8 @@ def read_clauses(p: Passage) -> Iterator[Triple]:
                 yield from _verb(p, i, evidence)
             elif pos in ("NOUN", "PROPN"):
                 yield from _noun(p, i, evidence)
+            elif d.dep[i] == "amod" and d.head[i] < i and d.kids(i, "prep"):
+                yield from _after_noun(p, i, evidence)
 
 
 COMPLEMENTS = frozenset({"dobj", "dative", "prep", "agent", "attr", "acomp", "oprd"})
@@ -402,6 +404,20 @@ def _description(d: Parse, n: int) -> str:
     """The noun phrase a copula or apposition describes an entity with, without its clauses (``a peer-reviewed
     journal``)."""
     return " ".join(d.span_text(d.left_edge(n), n + 1).split())[:200]
+
+
+def _after_noun(p: Passage, a: int, evidence: str) -> Iterator[Triple]:
+    """An adjective after the noun it describes, with its own preposition: "a lizard native to Sonora", "a suburb
+    close to Colombo" say what the noun's entity is to the object (``native to``), as "X is native to Y" does."""
+    d = p.doc
+    if d.title[a] or d.stop[d.head[a]]:  # "The Life Aquatic with": a title's word; "none other than": no noun
+        return
+    subject = p.ref(d.head[a])
+    if subject is None or subject.is_value:
+        return
+    for prep in d.kids(a, "prep"):
+        if not _relative(d, prep):
+            yield from _via(p, [subject], _words(d, [a], prep), prep, evidence)
 
 
 def _noun(p: Passage, n: int, evidence: str) -> Iterator[Triple]:

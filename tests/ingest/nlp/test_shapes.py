@@ -567,6 +567,14 @@ SHAPES = [
         {("David Scofield", "HAS_BATTLE", "Battle of Cedar Creek")},
     ),
     (
+        "an adjective after its noun with a preposition",
+        "Gila monster",
+        "The Gila monster is a species of venomous lizard native to the Mexican state of Sonora. It is found in "
+        "The Life Aquatic with Steve Zissou, a film released in 2004.",
+        {("Gila monster", "NATIVE_TO", "Sonora")},
+        {("The Life Aquatic", "AQUATIC_WITH", "Steve Zissou"), ("Sonora", "NATIVE_TO", "Gila monster")},
+    ),
+    (
         "a noun inside a longer name describes nothing",
         None,
         "World War II ended in 1945. The world was then divided by the Iron Curtain.",
