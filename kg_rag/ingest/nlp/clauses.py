@@ -31,6 +31,8 @@ from kg_rag.ingest.nlp.mentions import VALUES
 from kg_rag.ingest.nlp.parse import Parse
 from kg_rag.ingest.nlp.refs import (
     COPULAS,
+    NAMING,
+    PARTITIVES,
     RELATIVES,
     SUBJECTS,
     Passage,
@@ -149,6 +151,8 @@ def _verb(p: Passage, v: int, evidence: str) -> Iterator[Triple]:
     d = p.doc
     if v > 1 and d.text[v - 1] == "(" and d.lower[v] in BIRTH and (v - 2) in p.by_token:
         return  # "X (born 31 May 1955 in Y)": the bracket after a name is read whole (_lifespans), not as a clause
+    if d.dep[v] == "acl" and d.tag[v] == "VBN" and d.lemma(v) in NAMING and p.ref(d.head[v]) == p.called(d.head[v]):
+        return  # "a success known in the US as Betty Blue": the name the noun stands for, no relation of its own
     subjects = [s for s in subjects_of(p, v) if not s.is_value]
     if d.dep[v] in ("ROOT", "conj"):
         for s in subjects:
@@ -406,6 +410,16 @@ def _description(d: Parse, n: int) -> str:
     return " ".join(d.span_text(d.left_edge(n), n + 1).split())[:200]
 
 
+def _of_owner(p: Passage, n: int) -> list[Ref]:
+    """The entities an attribute noun subject of a copula belongs to through "of" (``the capital of France is``,
+    ``the southernmost point of Africa is``); none for a part of a whole (``much of Britain is``)."""
+    d = p.doc
+    if d.dep[n] != "nsubj" or d.lemma(d.head[n]) != "be" or d.pos[n] != "NOUN" or d.lower[n] in PARTITIVES:
+        return []
+    owners = [r for prep in d.kids(n, "prep") if d.lower[prep] == "of" for r in _prep_objects(p, prep)]
+    return [r for r in owners if not r.is_value]
+
+
 def _after_noun(p: Passage, a: int, evidence: str) -> Iterator[Triple]:
     """An adjective after the noun it describes, with its own preposition: "a lizard native to Sonora", "a suburb
     close to Colombo" say what the noun's entity is to the object (``native to``), as "X is native to Y" does."""
@@ -442,6 +456,11 @@ def _noun(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
                 )
     owner_tok = d.kid(n, "poss")
     if owner_tok is None:
+        owners = _of_owner(p, n)
+        if owners:  # "The capital of France is Paris": France -[has capital]-> Paris, as "France's capital is"
+            things = [r for a in d.kids(d.head[n], "attr") for r in refs_of(p, a)]
+            yield from _emit(owners, _attribute(d, n), things, evidence)
+            return
         yield from _topic_attribute(p, n, evidence)
         return
     owner = p.ref(owner_tok)
@@ -493,7 +512,7 @@ def _topic_attribute(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
     det = d.kid(n, "det")
     if det is not None and d.lower[det] != "the":
         return
-    if d.lemma(n) in p.topic.kinds or p._names_topic(n) or (d.kids(n) == [det] and p._named_before(n)):
+    if d.lemma(n) in p.topic.kinds or p._names_topic(n) or (d.kids(n) == [det] and p._named_before(n)) or p.called(n):
         return  # "The battle was the decisive engagement of": the battle named before, no attribute of the topic
     things = [r for a in d.kids(h, "attr") for r in refs_of(p, a)]
     topic = p._topic_ref(resolved=True)

@@ -18,6 +18,8 @@ PERSONAL = frozenset({"he", "she", "him", "his", "her", "hers", "himself", "hers
 IMPERSONAL = frozenset({"it", "its", "itself"})
 PLURAL = frozenset({"they", "them", "their", "theirs", "themselves"})
 RELATIVES = frozenset({"who", "whom", "which", "that", "whose"})
+NAMING = frozenset({"know", "call", "name", "title", "dub", "nickname", "rename"})
+"""Participles that give a noun its name (``a plan known as X``, ``a town called Y``)."""
 PLACE_NOUNS = frozenset(
     """state city town county province region village country island republic kingdom borough district
     municipality township parish commune prefecture territory""".split()
@@ -74,7 +76,10 @@ class Passage:
         if not nominal(d, i):
             return None
         quantity = self._quantity(i)
-        return quantity if quantity is not None else self._described(i, depth)
+        if quantity is not None:
+            return quantity
+        described = self._described(i, depth)
+        return described if described is not None else self.called(i)
 
     def _quantity(self, i: int) -> Ref | None:
         """A counted noun is a quantity: ``4 congressional districts``, ``273,282 TEUs``. A date before a noun is
@@ -145,6 +150,22 @@ class Passage:
                 m = next((self.by_token[o] for o in _of_objects(d, n) if o in self.by_token), m)
             if m is not None and not m.is_value:
                 return as_resolved(self.mention_ref(m))
+        return None
+
+    def called(self, i: int) -> Ref | None:
+        """The name a participle gives a generic noun that stands for nothing else (a copula's complement or an
+        apposition stands for its subject): "a plan known as the Grand Model prepared by John Locke", "a town called
+        Ely", "a man named John Smith" (not "named after", which names someone else)."""
+        d = self.doc
+        for c in d.kids(i, "acl"):
+            if d.tag[c] != "VBN" or d.lemma(c) not in NAMING:
+                continue
+            slots = [o for prep in d.kids(c, "prep") if d.lower[prep] == "as" for o in d.kids(prep, "pobj")]
+            slots += d.kids(c, "oprd", "dobj", "attr")
+            for o in slots:
+                m = self.by_token.get(o)
+                if m is not None and not m.is_value:
+                    return as_resolved(self.mention_ref(m))
         return None
 
     def _span(self, t: int) -> tuple[int, int]:

@@ -575,6 +575,21 @@ SHAPES = [
         {("The Life Aquatic", "AQUATIC_WITH", "Steve Zissou"), ("Sonora", "NATIVE_TO", "Gila monster")},
     ),
     (
+        "a generic noun a participle names",
+        None,
+        "Settlement followed a visionary plan known as the Grand Model prepared by John Locke. A boy named John Smith "
+        "was raised by Mary Jones. The street was named after George Washington by Tom Hanks.",
+        {("Grand Model", "PREPARED_BY", "John Locke"), ("John Smith", "RAISED_BY", "Mary Jones")},
+        {("George Washington", "NAMED_BY", "Tom Hanks")},
+    ),
+    (
+        "an attribute noun with its owner after 'of'",
+        None,
+        "The capital of France is Paris. The population of Kansas was 2,913,123 in 2010. Much of Britain is Wales.",
+        {("France", "HAS_CAPITAL", "Paris"), ("Kansas", "HAS_POPULATION", "2,913,123")},
+        {("Paris", "HAS_CAPITAL", "France"), ("Britain", "HAS_MUCH", "Wales")},
+    ),
+    (
         "a noun inside a longer name describes nothing",
         None,
         "World War II ended in 1945. The world was then divided by the Iron Curtain.",
