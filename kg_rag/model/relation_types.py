@@ -16,7 +16,9 @@ also with an object complement or an adverb between them: ``proclaimed emperor b
 ``MAYOR_OF``, ``widow of`` -> ``WIDOW_OF``), even when rare, because ``by`` and ``of`` alone name no relation;
 its head verb when that is attested (``facilitated the formation of`` -> ``FACILITATED``) and says the same —
 never for a passive or a verb with its own preposition, which the bare active verb reads the other way round
-(``was included in`` is not ``INCLUDE``, ``contained in`` is not ``CONTAINS``); else the head word itself,
+(``was included in`` is not ``INCLUDE``, ``contained in`` is not ``CONTAINS``), nor when the final preposition
+belongs to a noun after the verb (``took part in`` is not ``TOOK``: such a rare predicate is its own short type,
+``TOOK_PART_IN``, or ``RELATED``); else the head word itself,
 however rare (``annexed`` -> ``ANNEXED``, ``located inside`` -> ``LOCATED_INSIDE``, ``was included in`` ->
 ``INCLUDED_IN``), since a word that names a relation says more than ``RELATED``. A passive whose ``by`` stands
 inside the predicate (``affected by the loss of``, ``is protected by state law in``) writes its agent there:
@@ -418,7 +420,17 @@ def _verb_alone_differs(form: PredicateForm, h_surface: tuple[str, ...]) -> bool
     word = head[0]
     passive = form.copula and _passive_participle(word) and not word.endswith("ing")
     attached = form.preposition is not None and len(form.surface) >= 2 and form.surface[-2] == word
-    return passive or attached
+    return passive or attached or _adjunct(form, word)
+
+
+def _adjunct(form: PredicateForm, word: str) -> bool:
+    """Whether the predicate's final preposition belongs to a noun after the verb and is not "of" or "by": in
+    "took part in", "entered into partnership with" the object is the noun's adjunct, and the verb alone
+    (``TOOK``, ``ENTERED``) would read it as the verb's own object. With "of" the noun is a function of the object
+    (``launched the career of`` Y launched Y, loosely), with "by" its maker (``features music by``), and the verb
+    alone may stand."""
+    prep = form.preposition
+    return prep not in (None, "of", "by") and len(form.surface) >= 3 and form.surface[-2] != word
 
 
 def _rare_head(predicate: str, h_surface: tuple[str, ...], form: PredicateForm) -> tuple[str, ...] | None:
@@ -428,6 +440,7 @@ def _rare_head(predicate: str, h_surface: tuple[str, ...], form: PredicateForm) 
     adverb (``repeatedly``) — written in lower case: a capitalised lone word (``California``) is a name the
     extractor put in the wrong slot. *have* with the noun it has names a relation as well (``has capital``)."""
     content = [w for w in h_surface if w not in NEGATION]
+    whole = False  # "took part in": the whole predicate, TOOK would misread the object
     if len(content) == 2 and lemma(content[0]) == "have" and content[1] not in FUNCTION_WORDS:
         return h_surface if content[1].isalpha() and content[1].islower() else None  # "has capital": HAS_CAPITAL
     if len(content) == 2 and content[-1] in PREPOSITIONS and content[0] not in PREPOSITIONS:
@@ -435,6 +448,7 @@ def _rare_head(predicate: str, h_surface: tuple[str, ...], form: PredicateForm) 
             h_surface = tuple(w for w in h_surface if w != content[-1])
             if form.copula and _past_participle(content[0]):  # a passive: its bare participle reads it as active
                 return _passive_with_preposition(form, h_surface, content[0])
+            whole = _adjunct(form, content[0])
         content = content[:1]
     if len(content) != 1:
         return None
@@ -447,7 +461,23 @@ def _rare_head(predicate: str, h_surface: tuple[str, ...], form: PredicateForm) 
     ):
         return None  # "by", "the", "him", "very": no relation named
     written = {t for t in _TOKEN.findall(unicodedata.normalize("NFKC", str(predicate)))}
-    return h_surface if word in written else None
+    if word not in written:
+        return None
+    return _whole(predicate, form) if whole else h_surface
+
+
+def _whole(predicate: str, form: PredicateForm) -> tuple[str, ...] | None:
+    """A short predicate as the type it names (``took part in`` -> ``TOOK_PART_IN``); a long one says too much
+    for a type (``RELATED``, the predicate stays on the relation)."""
+    words = tuple(w for w in form.surface if not (w.endswith("ly") and len(w) > 4))  # "unconditionally"
+    written = set(_TOKEN.findall(unicodedata.normalize("NFKC", str(predicate))))
+    if len(words) > MAX_TYPE_WORDS or not all(w.replace("-", "").isalpha() and w in written for w in words):
+        return None  # long, or a capitalised word: a name the extractor put in the predicate
+    return words
+
+
+MAX_TYPE_WORDS = 4
+"""Longest predicate kept whole as a type."""
 
 
 def _passive_with_preposition(form: PredicateForm, h_surface: tuple[str, ...], word: str) -> tuple[str, ...] | None:

@@ -33,7 +33,7 @@ def test_fit_never_types_a_relation_with_a_bare_preposition():
         "of": 3,
         "than": 3,
         "raised in": 1,  # rare, "in" frequent: its verb and preposition, not IN
-        "topped singles charts in": 1,  # the preposition belongs to "charts", so the verb alone
+        "topped singles charts in": 1,  # the preposition belongs to "charts": the whole (TOPPED would misread)
         "launched the career of": 1,
         "is colder than": 1,
         "less than": 1,  # a comparison with nothing compared: no relation named
@@ -42,7 +42,7 @@ def test_fit_never_types_a_relation_with_a_bare_preposition():
     types = RelationTyper(min_support=3).fit(counts)
     assert not [t for t in types.values() if t != RELATED and not names_relation(t)], types
     assert types["raised in"] == "RAISED_IN"
-    assert types["topped singles charts in"] == "TOPPED"
+    assert types["topped singles charts in"] == "TOPPED_SINGLES_CHARTS_IN"
     assert types["launched the career of"] == "LAUNCHED"
     assert types["is colder than"] == "COLDER_THAN"
     for nothing in ("in", "is in", "of", "than", "less than", "more than"):
@@ -146,6 +146,23 @@ def test_a_rare_passive_or_verb_with_its_preposition_never_backs_off_to_the_bare
     typer = RelationTyper(min_support=3)
     types = typer.fit({rare: 1, active: 5})
     assert types[active] != types[rare] == expected
+
+
+@pytest.mark.parametrize(
+    ("rare", "verb", "expected"),
+    [
+        ("took part in", "took", "TOOK_PART_IN"),  # "Sweden TOOK 1920 Summer Olympics" misreads the object
+        ("entered into partnership with", "entered", "ENTERED_INTO_PARTNERSHIP_WITH"),
+        ("commenced operations in", "commenced", "COMMENCED_OPERATIONS_IN"),
+        ("launched the career of", "launched", "LAUNCHED"),  # "of": the career of Y is Y's, loosely
+        ("Rene Russo was cast on", "cast", "RELATED"),  # a name in the predicate names no relation
+        ("failed to find a firm place in", "failed", "RELATED"),  # too long to be a type
+    ],
+)
+def test_a_rare_predicate_whose_preposition_belongs_to_its_noun_keeps_the_noun(rare, verb, expected):
+    """In "took part in Y" Y is the noun's adjunct, not the verb's object: the bare verb would misread it, so a rare
+    one is typed whole (short and with no name in it) or ``RELATED``."""
+    assert RelationTyper(min_support=3).fit({rare: 1, verb: 5})[rare] == expected
 
 
 def test_graph_retype_keeps_direction_and_merges_predicate_variants():
