@@ -151,8 +151,10 @@ def _verb(p: Passage, v: int, evidence: str) -> Iterator[Triple]:
     d = p.doc
     if v > 1 and d.text[v - 1] == "(" and d.lower[v] in BIRTH and (v - 2) in p.by_token:
         return  # "X (born 31 May 1955 in Y)": the bracket after a name is read whole (_lifespans), not as a clause
-    if d.dep[v] == "acl" and d.tag[v] == "VBN" and d.lemma(v) in NAMING and p.ref(d.head[v]) == p.called(d.head[v]):
-        return  # "a success known in the US as Betty Blue": the name the noun stands for, no relation of its own
+    if d.dep[v] == "acl" and d.tag[v] == "VBN" and d.lemma(v) in NAMING:
+        called = p.called(d.head[v])
+        if called is not None and p.ref(d.head[v]) == called:
+            return  # "a success known in the US as Betty Blue": the name the noun stands for, no relation of its own
     subjects = [s for s in subjects_of(p, v) if not s.is_value]
     if d.dep[v] in ("ROOT", "conj"):
         for s in subjects:

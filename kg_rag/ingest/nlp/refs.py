@@ -53,6 +53,8 @@ class Passage:
     by_token: dict[int, Mention] = field(default_factory=dict)
     recent: list[Ref] = field(default_factory=list)
     descriptions: dict[str, str] = field(default_factory=dict)
+    lemma_at: dict[str, list[int]] = field(default_factory=dict)
+    """Lemma -> its tokens, in order (built on first need: what a definite description may refer back to)."""
 
     def __post_init__(self) -> None:
         for m in self.mentions:
@@ -137,8 +139,11 @@ class Passage:
         software company*). A noun inside a longer name describes nothing (*the world* is not *World War II*)."""
         d = self.doc
         want, plural = d.lemma(i), _plural(d, i)
-        for t in range(i - 1, -1, -1):
-            if d.lemma(t) != want or _plural(d, t) != plural:  # "that territory" is not "the 14 Territories"
+        if not self.lemma_at:
+            for t in range(d.n):
+                self.lemma_at.setdefault(d.lemma(t), []).append(t)
+        for t in reversed([t for t in self.lemma_at.get(want, ()) if t < i]):
+            if _plural(d, t) != plural:  # "that territory" is not "the 14 British Overseas Territories"
                 continue
             if t in self.by_token and d.span_head(*self._span(t)) != t:
                 continue

@@ -120,7 +120,7 @@ def test_harmonise_gives_one_name_and_one_type_per_thing():
             ("James Glisson", "BORN_IN", "Jackson County"),
             "Glisson",
         ),
-        ("Judith Viorst", "Viorst signed the pledge in 1968.", ("Judith Viorst", "SIGNED", "1968"), "Viorst"),
+        ("Judith Viorst", "Viorst signed the pledge in 1968.", ("Judith Viorst", "SIGNED_PLEDGE_IN", "1968"), "Viorst"),
         # the full name with middle names is the titled person, whatever type the recogniser gives it
         (
             "Kevin Durant",
