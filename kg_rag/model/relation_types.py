@@ -182,6 +182,26 @@ def analyse(predicate: str) -> PredicateForm:
     return PredicateForm(tuple(kept), key, copula)
 
 
+def typing_form(predicate: str) -> PredicateForm:
+    """The form a predicate is typed by: :func:`analyse`'s, except that a bare passive keeps its *be* (``was
+    appointed``, ``is called``, ``was elected`` + a role): without it the participle reads as the active verb,
+    the other way round (``X -[APPOINTED]-> ambassador``), so it is typed ``WAS_APPOINTED``, apart from the active
+    ``appointed``. The relation's identity (:func:`relation_key`) stays the lemma key."""
+    form = analyse(predicate)
+    words = [w for w in form.surface if w not in NEGATION]
+    be = next((t for t in tokens(predicate) if t in BE), None)
+    if be is None or len(words) != 1 or not _past_participle(words[0]) or words[0] in BE:
+        return form
+    negated = tuple(w for w in form.surface if w in NEGATION)[:1]
+    tense = "was" if be in ("was", "were") else "is"  # "are called", "has been named": IS_CALLED, IS_NAMED
+    surface = (tense, *negated, words[0])  # "was not elected": WAS_NOT_ELECTED
+    return PredicateForm(surface, (BARE_PASSIVE, *negated, lemma(words[0])), form.copula)
+
+
+BARE_PASSIVE = "<be>"
+"""First element of the typing key of a bare passive (``was appointed``): never the active verb's key."""
+
+
 def head_form(form: PredicateForm) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The head phrase of a predicate (surface words, lemma key): its main verb — or, after a copula, its head
     noun — plus its final preposition and any negation. ``has the administrative seat in`` -> ``has seat in``."""
@@ -267,7 +287,7 @@ class RelationTyper:
         """The type of one predicate on its own (no corpus statistics): curated, else its cleaned phrase."""
         if predicate is None or not str(predicate).strip():
             return RELATED
-        form = analyse(str(predicate))
+        form = typing_form(str(predicate))
         if not _meaningful(form):
             return RELATED
         curated = self._curated(form)
@@ -287,7 +307,7 @@ class RelationTyper:
         adverb, a capitalised name): then ``RELATED``. A preposition alone is never a type (``THAN``, ``IN``):
         it says how two things relate only together with a word it attaches to.
         """
-        forms = {p: analyse(p) for p in predicates if p and str(p).strip()}
+        forms = {p: typing_form(p) for p in predicates if p and str(p).strip()}
         plain_surfaces = {f.surface: f.key for f in forms.values() if f.key[:1] != (NOUN_PHRASE,)}
         for p, f in list(forms.items()):  # "is the capital of" is "capital of": the same words, no verb reading
             if f.key[:1] == (NOUN_PHRASE,) and f.surface in plain_surfaces:
@@ -328,6 +348,8 @@ class RelationTyper:
             return RELATED
         if support[form.key] >= self.min_support and form.key in types:
             return types[form.key]
+        if form.key[:1] == (BARE_PASSIVE,):  # rare: its own words, the active verb would read it backwards
+            return display_type(form.surface)
         if form.agent_inside:  # every fallback drops the agent's "by" and may read the relation backwards
             return RELATED
         h_surface, h_key = heads[p]

@@ -165,6 +165,27 @@ def test_a_rare_predicate_whose_preposition_belongs_to_its_noun_keeps_the_noun(r
     assert RelationTyper(min_support=3).fit({rare: 1, verb: 5})[rare] == expected
 
 
+@pytest.mark.parametrize(
+    ("predicate", "expected"),
+    [
+        ("was appointed", "WAS_APPOINTED"),  # "X was appointed ambassador": not X -[APPOINTED]-> ambassador
+        ("was made", "WAS_MADE"),
+        ("is called", "IS_CALLED"),
+        ("were called", "WAS_CALLED"),
+        ("has been named", "IS_NAMED"),
+        ("was not elected", "WAS_NOT_ELECTED"),
+        ("considered to be", "IS_CONSIDERED"),
+    ],
+)
+def test_a_bare_passive_keeps_its_be_and_never_types_as_the_active_verb(predicate, expected):
+    """Without a preposition only *be* says a passive is one: ``X was appointed Y`` typed ``APPOINTED`` would read
+    X as the one who appointed."""
+    typer = RelationTyper(min_support=3)
+    types = typer.fit({predicate: 1, "appointed": 5, "made": 5, "called": 5, "named": 5, "elected": 5})
+    assert types[predicate] == expected == typer(predicate)
+    assert types["appointed"] == "APPOINTED"
+
+
 def test_graph_retype_keeps_direction_and_merges_predicate_variants():
     kg = KnowledgeGraph()
     kg.add_chunk(Chunk("c1", "Hank Snow was born in Nova Scotia.", "d1"))

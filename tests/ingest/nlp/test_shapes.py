@@ -590,6 +590,13 @@ SHAPES = [
         {("Paris", "HAS_CAPITAL", "France"), ("Britain", "HAS_MUCH", "Wales")},
     ),
     (
+        "a bare passive with a role keeps its be",
+        None,
+        "Ellinah Wamukoya was elected Anglican Bishop of Swaziland. Amara Okoye elected Jane Smith.",
+        {("Ellinah Wamukoya", "WAS_ELECTED", "Anglican Bishop"), ("Amara Okoye", "ELECTED", "Jane Smith")},
+        {("Ellinah Wamukoya", "ELECTED", "Anglican Bishop")},
+    ),
+    (
         "a noun inside a longer name describes nothing",
         None,
         "World War II ended in 1945. The world was then divided by the Iron Curtain.",
