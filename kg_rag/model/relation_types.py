@@ -63,7 +63,8 @@ MODIFIERS = frozenset(
 PREPOSITIONS = frozenset(
     """in on at of by for to from with into onto as about after before during under over between through
     against near within without across since until among towards toward upon via per like than behind
-    beside beyond inside outside along around off out up down""".split()
+    beside beyond inside outside along around off out up down beneath underneath below above alongside amid
+    amidst amongst atop throughout unlike till despite""".split()
 )
 _IRREGULAR_PARTICIPLES = frozenset(
     """born borne known held won made built written given taken seen done gone found lost left led sold

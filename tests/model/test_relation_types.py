@@ -138,6 +138,8 @@ def test_fit_merges_variants_and_backs_off_rare_predicates_without_crossing_dire
         ("was aimed at", "aims", "AIMED_AT"),
         ("is located in the city of", "locates", "LOCATED_IN"),  # a passive keeps the preposition after it
         ("was co-founded in", "co-founded", "CO_FOUNDED_IN"),
+        ("located beneath", "locates", "LOCATED_BENEATH"),  # "beneath", "alongside", "atop": prepositions too
+        ("released alongside", "released", "RELEASED_ALONGSIDE"),
     ],
 )
 def test_a_rare_passive_or_verb_with_its_preposition_never_backs_off_to_the_bare_active_verb(rare, active, expected):
