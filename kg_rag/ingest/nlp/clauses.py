@@ -298,7 +298,7 @@ def _copula(p: Passage, v: int, group: list[int], attr: int, subjects: list[Ref]
         for s in subjects:
             if p.topic is not None and s.name == p.topic.name:
                 p.topic.kinds.add(d.lemma(a))
-            p.descriptions.setdefault(s.name, _description(d, a))
+            _describe(p, s.name, a)
         noun: list[int | str] = [*_noun_words(d, a)] if a == t else [*_noun_words(d, a)[:-1], d.lemma(a)]
         for prep in d.kids(a, "prep"):
             yield from _via(p, subjects, _words(d, group, *noun, prep), prep, evidence)
@@ -406,6 +406,13 @@ def _located(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
         yield from _emit([ref], "is located in", _places_in(p, prep), evidence)
 
 
+def _describe(p: Passage, name: str, n: int) -> None:
+    """Note the passage's description of ``name`` (its first): a noun phrase headed by a word, not a figure
+    ("the United States, 3.1 %" describes nothing)."""
+    if p.doc.alpha[n]:
+        p.descriptions.setdefault(name, _description(p.doc, n))
+
+
 def _description(d: Parse, n: int) -> str:
     """The noun phrase a copula or apposition describes an entity with, without its clauses (``a peer-reviewed
     journal``)."""
@@ -449,7 +456,7 @@ def _noun(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
         if head is not None and head.label == "LOCATION" and d.lemma(n) in KINSHIP:
             head = _clause_subject(p, n)  # "born in Mysen, Norway, the only child of C": the child is who was born
         if head is not None and not head.is_value:
-            p.descriptions.setdefault(head.name, _description(d, n))
+            _describe(p, head.name, n)
             if p.topic is not None and head.name == p.topic.name:
                 p.topic.kinds.add(d.lemma(n))
             for prep in d.kids(n, "prep"):

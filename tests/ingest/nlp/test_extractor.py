@@ -124,6 +124,14 @@ def test_unwrap_lines_keeps_the_length_headings_lists_and_paragraphs():
     assert out == "# Title\nA line wrapped here.\n\n- one\n- two\n| a | b |\n| c | d |"
 
 
+def test_a_description_is_a_noun_phrase_not_a_figure(extractor):
+    """An apposition or a copula describes an entity with a noun phrase; a figure in apposition ("Mexico, 7.0%")
+    describes nothing and would only lengthen the entity table."""
+    result = extractor.parse("Mexico, 7.0%, grew. Acme Corp, a software company, hired Jane Smith.")
+    described = {e.name: e.description for e in result.entities if e.description}
+    assert described == {"Acme Corp": "a software company"}
+
+
 def test_a_markdown_paragraph_is_unwrapped_even_before_a_capital(extractor):
     """A Markdown paragraph may be wrapped anywhere, inside a name too ("the Site" / "Reliability team"); in other
     text a line that goes on with a capital may start a new name (a PDF's cover page) and stays a line."""
