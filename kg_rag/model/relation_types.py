@@ -190,8 +190,11 @@ def typing_form(predicate: str) -> PredicateForm:
     ``appointed``. The relation's identity (:func:`relation_key`) stays the lemma key."""
     form = analyse(predicate)
     words = [w for w in form.surface if w not in NEGATION]
-    be = next((t for t in tokens(predicate) if t in BE), None)
-    if be is None or len(words) != 1 or not _past_participle(words[0]) or words[0] in BE:
+    if len(words) != 1 or not _past_participle(words[0]) or words[0] in BE:
+        return form
+    toks = tokens(predicate)
+    be = next((t for t in toks[: toks.index(words[0])] if t in BE), None) if words[0] in toks else None
+    if be is None:  # "claimed to be", "used to be": an active verb before an infinitive
         return form
     negated = tuple(w for w in form.surface if w in NEGATION)[:1]
     tense = "was" if be in ("was", "were") else "is"  # "are called", "has been named": IS_CALLED, IS_NAMED

@@ -33,6 +33,7 @@ from kg_rag.ingest.nlp.refs import (
     COPULAS,
     NAMING,
     PARTITIVES,
+    PLACE_NOUNS,
     RELATIVES,
     SUBJECTS,
     Passage,
@@ -419,11 +420,16 @@ def _description(d: Parse, n: int) -> str:
     return " ".join(d.span_text(d.left_edge(n), n + 1).split())[:200]
 
 
+WHOLES = PARTITIVES | PLACE_NOUNS | {"rest", "remainder", "majority", "bulk"}
+"""Nouns whose "of" complement is no owner: a part of a whole (``much of Britain``, ``the rest of Europe``) or
+the place itself (``the city of Oslo``)."""
+
+
 def _of_owner(p: Passage, n: int) -> list[Ref]:
     """The entities an attribute noun subject of a copula belongs to through "of" (``the capital of France is``,
     ``the southernmost point of Africa is``); none for a part of a whole (``much of Britain is``)."""
     d = p.doc
-    if d.dep[n] != "nsubj" or d.lemma(d.head[n]) != "be" or d.pos[n] != "NOUN" or d.lower[n] in PARTITIVES:
+    if d.dep[n] != "nsubj" or d.lemma(d.head[n]) != "be" or d.pos[n] != "NOUN" or d.lemma(n) in WHOLES:
         return []
     owners = [r for prep in d.kids(n, "prep") if d.lower[prep] == "of" for r in _prep_objects(p, prep)]
     return [r for r in owners if not r.is_value]

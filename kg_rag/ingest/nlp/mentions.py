@@ -549,18 +549,18 @@ class NameTable:
 
 
 def _coded_tails(mentions: Sequence[Mention], topic: Topic | None) -> dict[str, str]:
-    """Short forms of a name that ends in a code or version, as a document writes them after the full name once:
-    *Policy v3* for *Data Retention Policy v3*, *Directive 2019-03* for *Security Directive 2019-03*. The code
-    tells one thing from another; the words before it only repeat the kind, so the tail of at least two words
-    stands for the one name in the passage that ends that way (two such names: neither)."""
+    """Short forms of a name that ends in a code or version: *Policy v3* for *Data Retention Policy v3*,
+    *Directive 2019-03* for *Security Directive 2019-03*. The code tells one thing from another; the words before
+    it only repeat the kind, so a tail of two to four words stands for the one name in the passage that ends that
+    way (two such names: neither). A "name" of more than eight words is no name (a PDF's run of capitals)."""
     names = [m.name for m in mentions if m.kind in ("ner", "name") and not m.is_value]
     if topic is not None:
         names.append(topic.name)
     longer: dict[str, set[str]] = {}
     for name in dict.fromkeys(names):
         words = name.split()
-        if len(words) >= 3 and any(ch.isdigit() for ch in words[-1]):
-            for k in range(1, len(words) - 1):
+        if 3 <= len(words) <= 8 and any(ch.isdigit() for ch in words[-1]):
+            for k in range(max(1, len(words) - 4), len(words) - 1):
                 longer.setdefault(canonical_key(" ".join(words[k:])), set()).add(name)
     return {short: next(iter(v)) for short, v in longer.items() if len(v) == 1}
 

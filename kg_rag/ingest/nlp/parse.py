@@ -65,6 +65,10 @@ def mask_codes(text: str) -> str:
 
 
 _LINE_BREAK = re.compile(r"(?<=[^\n])\n(?=[^\n])")
+_FENCE = re.compile(r"^[ \t]*(?:```|~~~)", re.MULTILINE)
+WRAPPED = 60
+"""Length from which a Markdown line counts as wrapped prose (wrapping fills lines to 70-120 characters); a
+shorter line before a capital ended on purpose."""
 _LIST_ITEM = re.compile(r"\s*(?:[-*+\u2022|]|\d{1,3}[.)])\s")
 
 
@@ -98,18 +102,28 @@ def unwrap_lines(text: str, *, prose: bool = False) -> str:
     break left in it breaks the parse. Other line breaks stay — in a PDF's cover page or a flattened table they
     are where one name ends and the next begins — and the pipeline ends a sentence at the ones the layout marks
     (:func:`kg_rag.ingest.nlp.loading.line_breaks`). In ``prose`` (Markdown, whose paragraphs are wrapped at will:
-    a line break inside one is a space) a line that goes on with a capital is joined too: "the Site" /
-    "Reliability team" is one name."""
+    a line break inside one is a space) a full line (:data:`WRAPPED`) that goes on with a capital is joined too:
+    "the Site" / "Reliability team" is one name. A short line ended on purpose ("Owner: Jane Smith"), as does a
+    Markdown hard break (two trailing spaces or a backslash), a table row and a fenced code block."""
     if "\n" not in text:
         return text
+    fences = [m.start() for m in _FENCE.finditer(text)] if prose else []
 
     def joined(m: re.Match[str]) -> str:
         start = text.rfind("\n", 0, m.start()) + 1
-        line = text[start : m.start()].rstrip()
+        raw = text[start : m.start()]
+        line = raw.rstrip()
         if not line or line[-1] in ".:;!?" or line.lstrip().startswith(("#", "|")) or _LIST_ITEM.match(text, m.end()):
             return "\n"
+        if prose and (sum(f < m.end() for f in fences) % 2 or _FENCE.match(text, m.end())):
+            return "\n"  # a fenced code block, or its fence: code, not prose
         nxt = text[m.end()]
-        return " " if nxt.islower() or (prose and (nxt.isalnum() or nxt in "\"'(“‘")) else "\n"
+        if nxt.islower():
+            return " "
+        capital = nxt.isalnum() or nxt in "\"'(“‘"
+        if not prose or not capital or len(line) < WRAPPED or raw.endswith(("  ", "\\")) or "|" in line:
+            return "\n"
+        return " "
 
     return _LINE_BREAK.sub(joined, text)
 

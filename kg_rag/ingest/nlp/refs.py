@@ -4,6 +4,7 @@ are read from these in :mod:`kg_rag.ingest.nlp.clauses`."""
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, field
 
 from kg_rag.ingest.nlp.mentions import VALUES, Mention, NameTable, Topic, person_like
@@ -20,6 +21,12 @@ PLURAL = frozenset({"they", "them", "their", "theirs", "themselves"})
 RELATIVES = frozenset({"who", "whom", "which", "that", "whose"})
 NAMING = frozenset({"know", "call", "name", "title", "dub", "nickname", "rename"})
 """Participles that give a noun its name (``a plan known as X``, ``a town called Y``)."""
+OBJECT_GERUNDS = frozenset({"from", "for", "against", "into", "of"})
+"""Prepositions whose gerund after a verb's object is about that object, or about nothing that happened ("kept
+him from leaving", "sued Acme for infringing", "talked her into joining"), unlike "after", "before", "by",
+"while", "without", whose gerund is what the clause's subject did."""
+LOOK_BACK = 32
+"""Earlier occurrences of a description's noun looked at (the nearest one decides; the rest bound the time)."""
 PLACE_NOUNS = frozenset(
     """state city town county province region village country island republic kingdom borough district
     municipality township parish commune prefecture territory""".split()
@@ -133,28 +140,34 @@ class Passage:
         return None
 
     def _named_before(self, i: int) -> Ref | None:
-        """The entity a bare definite description (``the decision``, ``the board``) refers back to: the latest
-        name before it in the passage that its noun heads or describes -- the name's own head (*Governance
-        Board*), a common noun written before a code (*decision CAB-2023-31*) or in apposition (*Acme, a
-        software company*). A noun inside a longer name describes nothing (*the world* is not *World War II*)."""
+        """The entity a bare definite description (``the decision``, ``the board``) refers back to: the nearest
+        earlier occurrence of its noun, when that names or describes a name -- the name's own head (*Governance
+        Board*), a common noun written right before a name (*decision CAB-2023-31*) or in apposition to one
+        (*Acme, a software company*). The nearest occurrence that names nothing ("bought a small company") is the
+        one meant: then no entity. A noun inside a longer name describes nothing (*the world* is not *World War
+        II*), nor does one before a role ("Board member Bob Jones" ... "the board")."""
         d = self.doc
         want, plural = d.lemma(i), _plural(d, i)
         if not self.lemma_at:
             for t in range(d.n):
                 self.lemma_at.setdefault(d.lemma(t), []).append(t)
-        for t in reversed([t for t in self.lemma_at.get(want, ()) if t < i]):
+        earlier = self.lemma_at.get(want, [])
+        stop = bisect_left(earlier, i)
+        for t in reversed(earlier[max(0, stop - LOOK_BACK) : stop]):
+            m = self.by_token.get(t)
+            if m is not None and d.span_head(m.start, m.end) != t:
+                continue  # a word inside a longer name
             if _plural(d, t) != plural:  # "that territory" is not "the 14 British Overseas Territories"
                 continue
-            if t in self.by_token and d.span_head(*self._span(t)) != t:
-                continue
-            n = t
-            while d.dep[n] in ("compound", "appos") and d.head[n] != n:
-                n = d.head[n]
-            m = self.by_token.get(n) or self.by_token.get(t)
-            if m is not None and want in PLACE_NOUNS:  # "the U.S. state of New Mexico" ... "the state"
-                m = next((self.by_token[o] for o in _of_objects(d, n) if o in self.by_token), m)
-            if m is not None and not m.is_value:
-                return as_resolved(self.mention_ref(m))
+            h, after = d.head[t], (m.end if m is not None else t + 1)
+            named = self.by_token.get(h) if h != t and d.dep[t] in ("compound", "appos") else None
+            if named is not None and (d.dep[t] == "appos" or named.start == after):
+                m = named  # "decision CAB-2023-31", "Acme, a software company"
+            if m is None or m.is_value:
+                return None
+            if want in PLACE_NOUNS:  # "the U.S. state of New Mexico" ... "the state"
+                m = next((self.by_token[o] for o in _of_objects(d, t) if o in self.by_token), m)
+            return as_resolved(self.mention_ref(m))
         return None
 
     def called(self, i: int) -> Ref | None:
@@ -172,10 +185,6 @@ class Passage:
                 if m is not None and not m.is_value:
                     return as_resolved(self.mention_ref(m))
         return None
-
-    def _span(self, t: int) -> tuple[int, int]:
-        m = self.by_token[t]
-        return m.start, m.end
 
     def _names_topic(self, i: int) -> bool:
         """``the city`` in a passage about Oklahoma City, ``the fort`` in one about Fort George, ``the policy`` in one
@@ -350,6 +359,8 @@ def subjects_of(p: Passage, v: int, depth: int = 0) -> list[Ref]:
         return subjects_of(p, h, depth + 1)
     verb_phrase = d.pos[h] == "ADP" and d.pos[d.head[h]] in ("VERB", "AUX")
     if dep == "pcomp" and d.tag[v] == "VBG" and v not in p.by_token and verb_phrase:
+        if d.lower[h] in OBJECT_GERUNDS and d.kid(d.head[h], "dobj") is not None:
+            return []  # "stopped Bob from joining Globex", "thanked Kwame for helping": not who stopped, thanked
         return subjects_of(p, d.head[h], depth + 1)  # "joined X after leaving Contoso": who joined, left
     return []
 

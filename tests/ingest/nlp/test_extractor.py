@@ -134,14 +134,22 @@ def test_a_description_is_a_noun_phrase_not_a_figure(extractor):
 
 def test_a_markdown_paragraph_is_unwrapped_even_before_a_capital(extractor):
     """A Markdown paragraph may be wrapped anywhere, inside a name too ("the Site" / "Reliability team"); in other
-    text a line that goes on with a capital may start a new name (a PDF's cover page) and stays a line."""
+    text a line that goes on with a capital may start a new name (a PDF's cover page) and stays a line. A short
+    line ended on purpose, a hard break, a table row and a fenced code block stay lines in Markdown too."""
     from kg_rag.ingest.nlp.parse import unwrap_lines
 
-    text = "Directive 2023-07 was implemented by the Site\nReliability team.\n- Next item"
-    assert (
-        unwrap_lines(text, prose=True) == "Directive 2023-07 was implemented by the Site Reliability team.\n- Next item"
-    )
+    text = "After the outage, Directive 2023-07 was implemented by the Site\nReliability team.\n- Next item"
+    joined = "After the outage, Directive 2023-07 was implemented by the Site Reliability team.\n- Next item"
+    assert unwrap_lines(text, prose=True) == joined
     assert unwrap_lines(text) == text
+    kept = [
+        "Owner: Jane Smith\nApprover: Bob Jones",  # short lines: a list without markers
+        "A hard break ends this line on purpose, however long it may be  \nNext line",
+        "Name | Role | Team of the person in the organisation chart below\nJane | Lead | Payments",
+        "```\nA code line long enough to be taken for wrapped prose by the rule\nNext code line\n```",
+    ]
+    for markdown in kept:
+        assert unwrap_lines(markdown, prose=True) == markdown
     wrapped = {"source": "docs/incident.md"}
     got = triples(extractor.extract([Chunk("m", text, "d", wrapped)]).results["m"])
     assert ("Directive 2023-07", "IMPLEMENTED_BY", "Site Reliability team") in got

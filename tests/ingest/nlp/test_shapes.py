@@ -597,6 +597,28 @@ SHAPES = [
         {("Ellinah Wamukoya", "ELECTED", "Anglican Bishop")},
     ),
     (
+        "a gerund about the object or about nothing that happened",
+        None,
+        "Jane Smith stopped Bob Jones from joining Globex. Ingrid Solberg thanked Kwame Mensah for helping Contoso.",
+        {("Jane Smith", "STOPPED", "Bob Jones")},
+        {("Jane Smith", "MEMBER_OF", "Globex"), ("Ingrid Solberg", "HELPING", "Contoso")},
+    ),
+    (
+        "a description refers to its nearest occurrence only",
+        None,
+        "Company founder Jane Smith left Globex. The company was acquired by Initech. Acme Corp, a software "
+        "company, hired Maria Chen. Globex bought a small company in Ohio. The company was renamed by Tom Hanks.",
+        set(),
+        {("Jane Smith", "ACQUIRED_BY", "Initech"), ("Acme Corp", "RENAMED_BY", "Tom Hanks")},
+    ),
+    (
+        "a place or a part after 'of' owns nothing",
+        None,
+        "The city of Oslo is Christiania. The rest of Europe is Schengen.",
+        set(),
+        {("Oslo", "HAS_CITY", "Christiania"), ("Europe", "HAS_REST", "Schengen")},
+    ),
+    (
         "a noun inside a longer name describes nothing",
         None,
         "World War II ended in 1945. The world was then divided by the Iron Curtain.",
