@@ -143,7 +143,8 @@ class Passage:
         """The entity a bare definite description (``the decision``, ``the board``) refers back to: the nearest
         earlier occurrence of its noun, when that names or describes a name -- the name's own head (*Governance
         Board*), a common noun written right before a name (*decision CAB-2023-31*) or in apposition to one
-        (*Acme, a software company*). The nearest occurrence that names nothing ("bought a small company") is the
+        (*Acme, a software company*) or as a copula's complement (*Mummy Mountain is a mountain*). The nearest
+        occurrence that names nothing ("bought a small company") is the
         one meant: then no entity. A noun inside a longer name describes nothing (*the world* is not *World War
         II*), nor does one before a role ("Board member Bob Jones" ... "the board")."""
         d = self.doc
@@ -163,6 +164,8 @@ class Passage:
             named = self.by_token.get(h) if h != t and d.dep[t] in ("compound", "appos") else None
             if named is not None and (d.dep[t] == "appos" or named.start == after):
                 m = named  # "decision CAB-2023-31", "Acme, a software company"
+            if m is None and d.dep[t] == "attr" and d.lemma(h) in COPULAS:
+                m = self.by_token.get(d.kid(h, *SUBJECTS) or t)  # "Mummy Mountain is a mountain in ..."
             if m is None or m.is_value:
                 return None
             if want in PLACE_NOUNS:  # "the U.S. state of New Mexico" ... "the state"

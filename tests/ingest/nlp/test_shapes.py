@@ -607,8 +607,9 @@ SHAPES = [
         "a description refers to its nearest occurrence only",
         None,
         "Company founder Jane Smith left Globex. The company was acquired by Initech. Acme Corp, a software "
-        "company, hired Maria Chen. Globex bought a small company in Ohio. The company was renamed by Tom Hanks.",
-        set(),
+        "company, hired Maria Chen. Globex bought a small company in Ohio. The company was renamed by Tom Hanks. "
+        "The Brennan Courthouse is a historic building. The building was reopened by Tom Hanks.",
+        {("Brennan Courthouse", "REOPENED_BY", "Tom Hanks")},
         {("Jane Smith", "ACQUIRED_BY", "Initech"), ("Acme Corp", "RENAMED_BY", "Tom Hanks")},
     ),
     (
