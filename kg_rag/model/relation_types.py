@@ -489,14 +489,14 @@ def _rare_head(predicate: str, h_surface: tuple[str, ...], form: PredicateForm) 
     written = {t for t in _TOKEN.findall(unicodedata.normalize("NFKC", str(predicate)))}
     if word not in written:
         return None
-    return _whole(predicate, form) if whole else h_surface
+    return _whole(form, written) if whole else h_surface
 
 
-def _whole(predicate: str, form: PredicateForm) -> tuple[str, ...] | None:
+def _whole(form: PredicateForm, written: set[str]) -> tuple[str, ...] | None:
     """A short predicate as the type it names (``took part in`` -> ``TOOK_PART_IN``); a long one says too much
-    for a type (``RELATED``, the predicate stays on the relation)."""
+    for a type (``RELATED``, the predicate stays on the relation). ``written``: the predicate's words as written
+    (a capitalised one is a name)."""
     words = tuple(w for w in form.surface if not (w.endswith("ly") and len(w) > 4))  # "unconditionally"
-    written = set(_TOKEN.findall(unicodedata.normalize("NFKC", str(predicate))))
     if len(words) > MAX_TYPE_WORDS or not all(w.replace("-", "").isalpha() and w in written for w in words):
         return None  # long, or a capitalised word: a name the extractor put in the predicate
     return words

@@ -41,6 +41,7 @@ from kg_rag.ingest.nlp.refs import (
     conjuncts,
     listed_names,
     nominal,
+    of_objects,
     refs_of,
     subjects_of,
 )
@@ -431,7 +432,7 @@ def _of_owner(p: Passage, n: int) -> list[Ref]:
     d = p.doc
     if d.dep[n] != "nsubj" or d.lemma(d.head[n]) != "be" or d.pos[n] != "NOUN" or d.lemma(n) in WHOLES:
         return []
-    owners = [r for prep in d.kids(n, "prep") if d.lower[prep] == "of" for r in _prep_objects(p, prep)]
+    owners = [r for o in of_objects(d, n) for r in refs_of(p, o)]
     return [r for r in owners if not r.is_value]
 
 

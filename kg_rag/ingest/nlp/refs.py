@@ -129,11 +129,9 @@ class Passage:
         if d.dep[i] == "appos":
             return as_resolved(self.ref(h, depth + 1))
         if d.lemma(i) in PLACE_NOUNS:
-            for prep in d.kids(i, "prep"):
-                if d.lower[prep] == "of":
-                    obj = d.kid(prep, "pobj")
-                    if obj is not None and obj in self.by_token:
-                        return self.mention_ref(self.by_token[obj])
+            place = next((o for o in of_objects(d, i) if o in self.by_token), None)
+            if place is not None:
+                return self.mention_ref(self.by_token[place])
         if d.dep[i] == "pobj" and d.lower[h] == "of" and d.dep[d.head[h]] == "attr":
             # "X is a form of psychotherapy developed by Y": the clause describes X through its kind
             return self.ref(d.head[h], depth + 1)
@@ -169,7 +167,7 @@ class Passage:
             if m is None or m.is_value:
                 return None
             if want in PLACE_NOUNS:  # "the U.S. state of New Mexico" ... "the state"
-                m = next((self.by_token[o] for o in _of_objects(d, t) if o in self.by_token), m)
+                m = next((self.by_token[o] for o in of_objects(d, t) if o in self.by_token), m)
             return as_resolved(self.mention_ref(m))
         return None
 
@@ -232,7 +230,8 @@ def _plural(d: Parse, i: int) -> bool:
     return d.tag[i] in ("NNS", "NNPS")
 
 
-def _of_objects(d: Parse, n: int) -> list[int]:
+def of_objects(d: Parse, n: int) -> list[int]:
+    """The objects of a noun's "of" (``the city of Rome``, ``much of Britain``, ``the capital of France``)."""
     return [o for prep in d.kids(n, "prep") if d.lower[prep] == "of" for o in d.kids(prep, "pobj")]
 
 
@@ -376,4 +375,4 @@ def _partitive(d: Parse, s: int) -> list[int]:
     """The whole a partitive subject names a part of (``much of Britain``: *Britain*), or nothing."""
     if d.lower[s] not in PARTITIVES or d.pos[s] == "PROPN":
         return []
-    return [o for prep in d.kids(s, "prep") if d.lower[prep] == "of" for o in d.kids(prep, "pobj")]
+    return of_objects(d, s)
