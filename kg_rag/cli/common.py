@@ -87,7 +87,7 @@ def counted(n: Any, noun: str, plural: str | None = None) -> str:
 def typed_share(types: dict[str, int]) -> float | None:
     """Share of relations whose type names a relation — not ``RELATED`` and not a bare function word such as
     ``IN`` (:func:`~kg_rag.model.relation_types.names_relation`); None for an index without relations."""
-    from kg_rag.model.relation_types import names_relation
+    from kg_rag.model.predicates import names_relation
 
     total = sum(types.values())
     return sum(n for t, n in types.items() if names_relation(t)) / total if total else None

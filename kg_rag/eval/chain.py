@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kg_rag.eval.metrics import answer_in_text, normalise_answer
-from kg_rag.model.relation_types import FUNCTION_WORDS, PREPOSITIONS, tokens
+from kg_rag.model.predicates import FUNCTION_WORDS, PREPOSITIONS, tokens
 from kg_rag.query.senses import title_sense
 
 CHAIN_METRICS = ("chain_coverage", "chain_complete", "chain_rows", "chain_shown", "chain_reachable")

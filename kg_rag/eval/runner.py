@@ -28,7 +28,7 @@ from kg_rag.eval.metrics import (
     set_f1,
 )
 from kg_rag.model.names import canonical_key
-from kg_rag.model.relation_types import names_relation
+from kg_rag.model.predicates import names_relation
 from kg_rag.store.base import EdgeFilter, QueryBackend
 
 logger = logging.getLogger(__name__)

@@ -124,7 +124,7 @@ def relation_id(source_key: str, target_key: str, relation_type: str, predicate:
     """Stable id of a relation. Built from the *ordered* pair: (a, b) and (b, a) get different ids; and from the
     predicate's lemma key (the type's when there is no predicate), so variants of one predicate are one
     relation and re-typing never changes an id."""
-    from kg_rag.model.relation_types import relation_key
+    from kg_rag.model.predicates import relation_key
 
     raw = "\x1f".join([source_key, target_key, relation_key(predicate, relation_type)])
     return "r-" + hashlib.sha1(raw.encode("utf-8")).hexdigest()[:20]

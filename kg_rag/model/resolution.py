@@ -182,8 +182,8 @@ def merge_entities(kg: Any, into: str, key: str, *, how: str = MANUAL, into_name
     self-loop). ``into`` is created (named ``into_name``) when the graph does not hold it — a fragment naming only
     the variant. Returns the :class:`Merge` to record."""
     from kg_rag.model.names import DEFAULT_ENTITY_TYPE
+    from kg_rag.model.predicates import relation_key
     from kg_rag.model.records import EXTRACTED, SYNONYM_KIND, relation_id
-    from kg_rag.model.relation_types import relation_key
 
     graph = kg.graph
     if key not in graph:
@@ -241,8 +241,8 @@ def split_entity(kg: Any, merge: Merge, canonical: Any = None) -> dict[str, int]
     it; ``canonical`` maps a key recorded then to the key it has now) and the mentions and descriptions of the
     chunks that named it and not the entity it was merged into (see the module docstring). Returns counts of
     what moved."""
+    from kg_rag.model.predicates import relation_key
     from kg_rag.model.records import EXTRACTED, relation_id
-    from kg_rag.model.relation_types import relation_key
 
     canonical = canonical or (lambda k: k)
 

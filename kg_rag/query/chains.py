@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from kg_rag.model.names import MONTHS
-from kg_rag.model.relation_types import tokens
+from kg_rag.model.predicates import tokens
 from kg_rag.model.results import GraphPath, PathStep, RelationRow
 from kg_rag.query.params import QueryParams
 from kg_rag.query.seeds import Seeds

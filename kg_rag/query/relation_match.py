@@ -16,7 +16,7 @@ from functools import lru_cache
 
 from kg_rag.model.lemmas import lemma
 from kg_rag.model.names import DEFAULT_RELATION_PATTERNS, canonical_key
-from kg_rag.model.relation_types import PREPOSITIONS, analyse, tokens
+from kg_rag.model.predicates import PREPOSITIONS, analyse, tokens
 
 _STOP = frozenset(
     """a an the of in on at to for and or is was are were be been by with from as it its this that who what

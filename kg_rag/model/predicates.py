@@ -1,0 +1,279 @@
+"""Predicate analysis: what a relation's predicate says, read word by word, before any typing.
+
+``analyse`` cleans a predicate (auxiliaries, articles and filler adverbs dropped; negation kept) and keys it by
+the lemmas of what is left, so ``born in`` / ``was born in`` / ``is born in`` share a key; ``relation_key`` is a
+relation's identity (that key), which retyping never changes. The typer (:mod:`kg_rag.model.relation_types`)
+chooses types from these forms; the query side reads the same word lists to match a question's words.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from kg_rag.model.lemmas import lemma
+from kg_rag.model.names import RELATED, SYNONYM, upper_snake
+
+_TOKEN = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*", re.UNICODE)
+BE = frozenset("is was are were be been being am 's".split())
+MODAL = frozenset("will would can could may might must shall should does did do to".split())
+HAVE = frozenset("has have had having".split())
+NEGATION = frozenset("not never no cannot".split())
+DETERMINERS = frozenset("the a an his her its their this that these those some any".split())
+FILLER = frozenset(
+    """also originally currently formerly later still then now once often mainly primarily officially
+    previously eventually initially subsequently briefly recently jointly already largely widely commonly
+    usually generally mostly traditionally reportedly allegedly actually finally again only just even
+    further formally publicly personally directly partly partially newly fully successfully posthumously
+    famously notably especially particularly nearly almost approximately roughly first""".split()
+)
+MODIFIERS = frozenset(
+    """last former new old large largest small smallest major main great greatest big biggest second third
+    official early late current previous next top sole primary principal chief senior junior other own
+    several many most more few""".split()
+)
+PREPOSITIONS = frozenset(
+    """in on at of by for to from with into onto as about after before during under over between through
+    against near within without across since until among towards toward upon via per like than behind
+    beside beyond inside outside along around off out up down beneath underneath below above alongside amid
+    amidst amongst atop throughout unlike till despite""".split()
+)
+_IRREGULAR_PARTICIPLES = frozenset(
+    """born borne known held won made built written given taken seen done gone found lost left led sold
+    brought grown shown spent taught told begun become drawn driven chosen spoken broken frozen stolen
+    hidden risen fallen set put run hit cut shot bought thought caught fought sought paid laid said sent
+    meant kept felt dealt struck hung stuck spun bound wound understood stood beaten forgotten ridden
+    eaten sworn torn worn flown thrown blown sewn sown""".split()
+)
+_LATER_PARTICIPLES = frozenset(
+    """sung rung swung dug shaken woken forbidden bitten slain withdrawn cast fed bred fled shed lit hurt split
+    spread shut bent lent burnt learnt""".split()
+)
+_ALL_IRREGULAR = _IRREGULAR_PARTICIPLES | _LATER_PARTICIPLES
+_PARTICIPLE_PREFIXES = ("co-", "re-", "over", "under", "re", "co", "out", "up", "mis", "with", "fore", "broad")
+
+
+NOUN_PHRASE = "<np>"
+"""First element of the key of a noun-phrase predicate (``is a play by``)."""
+
+
+def _participle(word: str) -> bool:
+    return word.endswith(("ed", "ing")) or word in _IRREGULAR_PARTICIPLES
+
+
+def passive_participle(word: str) -> bool:
+    """``written``, ``overthrown``, ``co-written``, ``broadcast``: a verb form that can head a passive. (Wider
+    than :func:`_participle`, which shapes relation keys and so must not change under existing indexes.)"""
+    if _participle(word) or word in _LATER_PARTICIPLES:
+        return True
+    return any(word.startswith(p) and word[len(p) :] in _ALL_IRREGULAR for p in _PARTICIPLE_PREFIXES)
+
+
+def past_participle(word: str) -> bool:
+    """A verb form that can head a passive with its agent after ``by`` (not an ``-ing`` form, which is active:
+    ``standing by``)."""
+    return passive_participle(word) and not word.endswith("ing")
+
+
+@dataclass(frozen=True)
+class PredicateForm:
+    """A predicate after cleaning: the words kept (``surface``), their lemma key, and what was dropped."""
+
+    surface: tuple[str, ...]
+    key: tuple[str, ...]
+    copula: bool
+    """The predicate started with a form of *be* (``is the capital of``): its content is a noun phrase."""
+
+    @property
+    def preposition(self) -> str | None:
+        return self.surface[-1] if len(self.surface) > 1 and self.surface[-1] in PREPOSITIONS else None
+
+    @property
+    def passive(self) -> bool:
+        return self.preposition == "by"
+
+    @property
+    def passive_head(self) -> tuple[str, ...] | None:
+        """The participle (with its particle) and ``by`` of a passive: ``has music written by`` -> ``written
+        by``, ``was carried out by`` -> ``carried out by``; with an object complement or an adverb between the
+        participle and ``by``, the participle and ``by`` (``proclaimed emperor by`` -> ``proclaimed by``,
+        ``taken prisoner by`` -> ``taken by``, ``challenged legally by`` -> ``challenged by``). None when the
+        predicate is not a passive whose object is the agent (no ``by`` at its end, or no past participle
+        before it)."""
+        if not self.passive:
+            return None
+        for start in (len(self.surface) - 2, len(self.surface) - 3):  # a phrasal verb's particle may intervene
+            if start < 0 or not passive_participle(self.surface[start]):
+                continue
+            if all(w in PREPOSITIONS for w in self.surface[start + 1 : -1]):
+                return self.surface[start:]
+        first = next((w for w in self.surface[:-1] if past_participle(w)), None)
+        return (first, "by") if first is not None else None
+
+    @property
+    def agent_inside(self) -> bool:
+        """Whether a passive's ``by`` stands inside the predicate, not at its end (``affected by the loss of``,
+        ``is protected by state law in``): the agent is in the predicate, the object is something else, and
+        neither the verb alone nor its head phrase says which way round the two ends relate."""
+        if self.passive or "by" not in self.surface[:-1]:
+            return False
+        at = self.surface.index("by")
+        return any(past_participle(w) for w in self.surface[:at])
+
+
+def tokens(text: str) -> list[str]:
+    return [t.casefold() for t in _TOKEN.findall(unicodedata.normalize("NFKC", str(text)).replace("_", " "))]
+
+
+def written_words(text: str) -> set[str]:
+    """The words of ``text`` as written (case kept: a capitalised word in a predicate is a name)."""
+    return set(_TOKEN.findall(unicodedata.normalize("NFKC", str(text))))
+
+
+@lru_cache(maxsize=65536)
+def analyse(predicate: str) -> PredicateForm:
+    """Clean a predicate: drop auxiliaries, articles and filler adverbs (keep negation); key it by lemmas."""
+    toks = tokens(predicate)
+    copula = bool(toks) and toks[0] in BE
+    kept: list[str] = []
+    for i, t in enumerate(toks):
+        last = i == len(toks) - 1
+        if t in DETERMINERS or t in FILLER:
+            continue
+        if (t in BE or t in MODAL) and not last:
+            continue
+        if t in HAVE and not last and (toks[i + 1] in BE or _participle(toks[i + 1])):
+            continue
+        kept.append(t)
+    while len(kept) > 1 and kept[-1] in BE:  # "aims to be": the trailing copula adds nothing
+        kept.pop()
+    if not kept and toks:  # the predicate is only a copula / auxiliary: keep its meaning
+        first = toks[0]
+        kept = ["is"] if first in BE else ["has"] if first in HAVE else [first]
+    key = tuple("be" if t in BE else t if t in PREPOSITIONS or t in NEGATION else lemma(t) for t in kept)
+    # "is a play by": a copula with an article makes a noun phrase, which must not share a key with the verb
+    # of the same stem ("played by"); the marker keeps them apart (``fit`` rejoins "is the capital of" with a
+    # plain "capital of", whose words are the same)
+    after_copula = [t for t in toks[1:] if t not in FILLER and t not in BE and t not in NEGATION][:1]
+    if copula and after_copula and after_copula[0] in ("a", "an", "the") and kept and kept[0] not in BE:
+        key = (NOUN_PHRASE, *key)
+    return PredicateForm(tuple(kept), key, copula)
+
+
+def typing_form(predicate: str) -> PredicateForm:
+    """The form a predicate is typed by: :func:`analyse`'s, except that a bare passive keeps its *be* (``was
+    appointed``, ``is called``, ``was elected`` + a role): without it the participle reads as the active verb,
+    the other way round (``X -[APPOINTED]-> ambassador``), so it is typed ``WAS_APPOINTED``, apart from the active
+    ``appointed``. The relation's identity (:func:`relation_key`) stays the lemma key."""
+    form = analyse(predicate)
+    words = [w for w in form.surface if w not in NEGATION]
+    if len(words) != 1 or not past_participle(words[0]) or words[0] in BE:
+        return form
+    toks = tokens(predicate)
+    be = next((t for t in toks[: toks.index(words[0])] if t in BE), None) if words[0] in toks else None
+    if be is None:  # "claimed to be", "used to be": an active verb before an infinitive
+        return form
+    negated = tuple(w for w in form.surface if w in NEGATION)[:1]
+    tense = "was" if be in ("was", "were") else "is"  # "are called", "has been named": IS_CALLED, IS_NAMED
+    surface = (tense, *negated, words[0])  # "was not elected": WAS_NOT_ELECTED
+    return PredicateForm(surface, (BARE_PASSIVE, *negated, lemma(words[0])), form.copula)
+
+
+BARE_PASSIVE = "<be>"
+"""First element of the typing key of a bare passive (``was appointed``): never the active verb's key."""
+
+
+def head_form(form: PredicateForm) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The head phrase of a predicate (surface words, lemma key): its main verb — or, after a copula, its head
+    noun — plus its final preposition and any negation. ``has the administrative seat in`` -> ``has seat in``."""
+    prep = form.preposition
+    words = list(form.surface[:-1] if prep else form.surface)
+    negated = [w for w in words if w in NEGATION]
+    content = [w for w in words if w not in NEGATION and w not in PREPOSITIONS and w not in MODIFIERS] or [
+        w for w in words if w not in NEGATION
+    ]
+    if not content:
+        head: list[str] = []
+    elif len(content) == 1:
+        head = content[:1]
+    elif lemma(content[0]) == "have":
+        head = [content[0], content[-1]]
+    elif form.copula and not _participle(content[0]):
+        head = content[-1:]
+    else:
+        head = content[:1]
+    surface = tuple(negated[:1] + head + ([prep] if prep else []))
+    key = tuple(w if w in PREPOSITIONS or w in NEGATION else lemma(w) for w in surface)
+    if form.key[:1] == (NOUN_PHRASE,):  # a noun phrase backs off to a noun phrase, never to a verb
+        key = (NOUN_PHRASE, *key)
+    return surface, key
+
+
+def display_type(surface: Iterable[str]) -> str:
+    """UPPER_SNAKE type of a cleaned surface (``born in`` -> ``BORN_IN``; a lone copula -> ``IS_A``)."""
+    words = list(surface)
+    if words in (["is"], ["was"], ["are"], ["were"], ["be"]):
+        return "IS_A"
+    if words in (["has"], ["had"], ["have"]):
+        return "HAS"
+    snake = upper_snake(" ".join(words))
+    return "IS_SYNONYM_OF" if snake == SYNONYM else snake  # SYNONYM_OF is reserved for resolution links
+
+
+def meaningful(form: PredicateForm) -> bool:
+    """Whether a cleaned predicate names a relation: a lone copula or *have* does (``IS_A``, ``HAS``); otherwise
+    it needs a word that is not a function word (``is in``, ``of``, ``more than`` name none)."""
+    words = [w for w in form.surface if sum(ch.isalnum() for ch in w) >= 2]
+    if not words:
+        return False
+    if len(form.surface) == 1 and (form.surface[0] in BE or form.surface[0] in HAVE):
+        return True
+    return any(w not in BARE_WORDS for w in words)
+
+
+FUNCTION_WORDS = (
+    PREPOSITIONS
+    | DETERMINERS
+    | FILLER
+    | BE
+    | HAVE
+    | MODAL
+    | frozenset(
+        """and or but nor so yet if because while although whether which who whom whose what where when there here
+        it its he him his she her hers they them their theirs we us our you your i me my mine very too not""".split()
+    )
+)
+"""Words that name no relation on their own: a rare predicate reduced to one of them stays ``RELATED``."""
+
+COMPARATIVES = frozenset("more less fewer most least".split())
+"""Quantity words that, with ``than``, only compare (``more than``, ``less than``): no relation named."""
+
+BARE_WORDS = (FUNCTION_WORDS - BE - HAVE) | NEGATION | COMPARATIVES
+"""Words a predicate needs more than (``is in``, ``not of``, ``less than``): prepositions, conjunctions, articles,
+pronouns, auxiliaries, filler adverbs, negation and bare comparatives. A lone copula (``IS_A``) or *have*
+(``HAS``) still names a relation: class membership, possession."""
+
+
+def names_relation(relation_type: str | None) -> bool:
+    """Whether a relation type names a relation: not ``RELATED`` (nor a synonym link), and not made only of
+    function words (``IN``, ``OF``, ``THAN``, ``NOT_IN``, ``MORE_THAN``). This is what "typed" means in the
+    index statistics and the evaluation: a type that is only a preposition says no more than ``RELATED``.
+    ``IS_A`` and ``HAS`` name class membership and possession."""
+    if not relation_type or relation_type in (RELATED, SYNONYM):
+        return False
+    if relation_type in ("IS_A", "HAS"):
+        return True
+    words = [w for w in relation_type.casefold().split("_") if w]
+    return any(w not in BARE_WORDS for w in words)
+
+
+def relation_key(predicate: str | None, relation_type: str | None) -> str:
+    """What identifies a relation between two entities besides its ends: the lemma key of its predicate (or of
+    its type when it has none). Variants of one predicate give one relation; retyping never changes it."""
+    text = predicate if predicate and str(predicate).strip() else (relation_type or RELATED)
+    form = analyse(str(text))
+    key = form.key[1:] if form.key[:1] == (NOUN_PHRASE,) else form.key  # identity: the words, not the reading
+    return " ".join(key) or str(text).strip().casefold()
