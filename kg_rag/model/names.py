@@ -143,6 +143,24 @@ DEFAULT_RELATION_PATTERNS: dict[str, str] = {
     **dict.fromkeys(["implements", "implemented", "enforces", "enforced", "executes", "executed"], "IMPLEMENTS"),
 }
 
+CURATED_PASSIVES: dict[str, str] = {
+    "MANAGES": "MANAGED_BY",
+    "OWNS": "OWNED_BY",
+    "FOUNDED": "FOUNDED_BY",
+    "DECIDED": "DECIDED_BY",
+    "APPROVED": "APPROVED_BY",
+    "CAUSED": "CAUSED_BY",
+    "BLOCKED": "BLOCKED_BY",
+    "PRECEDED": "PRECEDED_BY",
+    "SUPERSEDES": "SUPERSEDED_BY",
+    "REVOKES": "REVOKED_BY",
+    "IMPLEMENTS": "IMPLEMENTED_BY",
+}
+"""The passive of each curated type: a curated verb with "by" after it (``was replaced by``, ``is led by``)
+types as its type's passive (``SUPERSEDED_BY``, ``MANAGED_BY``), so one relation has one type whichever voice
+states it and a chain of supersessions reads as one type. ``CREATED`` has none: its verbs name different roles
+(``written by``, ``produced by``, ``designed by`` stay apart)."""
+
 _SNAKE = re.compile(r"[^0-9A-Za-z]+")
 _FOLDED_MARKS = frozenset(
     [*range(0x0591, 0x05BE), 0x05BF, 0x05C1, 0x05C2, 0x05C4, 0x05C5, 0x05C7]  # Hebrew points and accents

@@ -186,11 +186,29 @@ BARE_PASSIVE = "<be>"
 """First element of the typing key of a bare passive (``was appointed``): never the active verb's key."""
 
 
+DIRECTIONS = frozenset(
+    """north south east west northeast northwest southeast southwest north-east north-west south-east
+    south-west""".split()
+)
+"""Words that make a preposition of place with "of": ``southwest of`` says where, as ``in`` does."""
+
+LINKING = frozenset(["become", "remain"])
+"""Verbs that link their subject to a noun as a copula does: "became mayor of" says *mayor of*."""
+
+
 def head_form(form: PredicateForm) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The head phrase of a predicate (surface words, lemma key): its main verb — or, after a copula, its head
-    noun — plus its final preposition and any negation. ``has the administrative seat in`` -> ``has seat in``."""
+    """The head phrase of a predicate (surface words, lemma key): its main verb — or, after a copula or a
+    linking verb with "of", its head noun — plus its final preposition and any negation. ``has the
+    administrative seat in`` -> ``has seat in``, ``became the first mayor of`` -> ``mayor of``. A direction and
+    "of" is one preposition (``located southwest of``), and "in the south of" says *in* (``is a river in the
+    south of`` -> ``river in``). An active verb with a noun before "by" keeps the whole predicate: the object
+    made the noun, not what the verb did (``directing the screenplay by`` is not ``directing by``, whose key
+    is the passive ``directed by``'s)."""
     prep = form.preposition
     words = list(form.surface[:-1] if prep else form.surface)
+    tail = [prep] if prep else []
+    if prep == "of" and words and words[-1] in DIRECTIONS:
+        words, tail = (words[:-2], ["in"]) if words[-2:-1] == ["in"] else (words[:-1], [words[-1], "of"])
     negated = [w for w in words if w in NEGATION]
     content = [w for w in words if w not in NEGATION and w not in PREPOSITIONS and w not in MODIFIERS] or [
         w for w in words if w not in NEGATION
@@ -201,11 +219,13 @@ def head_form(form: PredicateForm) -> tuple[tuple[str, ...], tuple[str, ...]]:
         head = content[:1]
     elif lemma(content[0]) == "have":
         head = [content[0], content[-1]]
-    elif form.copula and not _participle(content[0]):
+    elif (form.copula and not _participle(content[0])) or (prep == "of" and lemma(content[0]) in LINKING):
         head = content[-1:]
     else:
         head = content[:1]
-    surface = tuple(negated[:1] + head + ([prep] if prep else []))
+    if prep == "by" and head and head[-1] != words[-1] and not past_participle(head[0]):
+        return form.surface, form.key
+    surface = tuple(negated[:1] + head + tail)
     key = tuple(w if w in PREPOSITIONS or w in NEGATION else lemma(w) for w in surface)
     if form.key[:1] == (NOUN_PHRASE,):  # a noun phrase backs off to a noun phrase, never to a verb
         key = (NOUN_PHRASE, *key)

@@ -36,11 +36,13 @@ from collections.abc import Iterable, Mapping
 
 from kg_rag.errors import InputError
 from kg_rag.model.lemmas import lemma
-from kg_rag.model.names import DEFAULT_RELATION_PATTERNS, RELATED, upper_snake
+from kg_rag.model.names import CURATED_PASSIVES, DEFAULT_RELATION_PATTERNS, RELATED, upper_snake
 from kg_rag.model.predicates import (
     BARE_PASSIVE,
     COMPARATIVES,
+    DIRECTIONS,
     FUNCTION_WORDS,
+    LINKING,
     NEGATION,
     NOUN_PHRASE,
     PREPOSITIONS,
@@ -78,6 +80,10 @@ class RelationTyper:
             raise InputError(f"min_support must be an integer >= 1, got {min_support!r}")
         phrases = DEFAULT_RELATION_PATTERNS if patterns is None else patterns
         self.patterns = {analyse(phrase).key: upper_snake(t) for phrase, t in phrases.items()}
+        for key, t in list(self.patterns.items()):  # "replaced" is SUPERSEDES: "was replaced by" SUPERSEDED_BY
+            passive = CURATED_PASSIVES.get(t)
+            if passive is not None and key and key[0] != NOUN_PHRASE and not PREPOSITIONS & set(key):
+                self.patterns.setdefault((*key, "by"), passive)
         self.min_support = min_support
         self.vocabulary = frozenset(upper_snake(v) for v in vocabulary) if vocabulary is not None else None
         self.strict = strict
@@ -166,6 +172,8 @@ class RelationTyper:
             return types[h_key]
         if h_key and head_support[h_key] >= self.min_support and (usual := _usual(head_surfaces[h_key])):
             return display_type(usual)
+        if h_surface[-2:-1] and h_surface[-2] in DIRECTIONS and meaningful(PredicateForm(h_surface, h_key, False)):
+            return display_type(h_surface)  # "located southwest of": rare, but it says where
         noun = _relational_noun(form, h_surface)
         if noun is not None:  # "is the mayor of", "widow of": the noun names the relation, "of" alone does not
             return display_type(noun)
@@ -209,7 +217,7 @@ def _verb_alone_differs(form: PredicateForm, h_surface: tuple[str, ...]) -> bool
     part of what it says (``contained in``, ``formed from``: ``CONTAINS`` and ``FORMS`` would invert them)."""
     head = [w for w in h_surface if w not in NEGATION and w not in PREPOSITIONS]
     if len(head) != 1:
-        return False
+        return bool(head) and _adjunct(form, head[0])
     word = head[0]
     passive = form.copula and passive_participle(word) and not word.endswith("ing")
     attached = form.preposition is not None and len(form.surface) >= 2 and form.surface[-2] == word
@@ -217,13 +225,16 @@ def _verb_alone_differs(form: PredicateForm, h_surface: tuple[str, ...]) -> bool
 
 
 def _adjunct(form: PredicateForm, word: str) -> bool:
-    """Whether the predicate's final preposition belongs to a noun after the verb and is not "of" or "by": in
-    "took part in", "entered into partnership with" the object is the noun's adjunct, and the verb alone
-    (``TOOK``, ``ENTERED``) would read it as the verb's own object. With "of" the noun is a function of the object
-    (``launched the career of`` Y launched Y, loosely), with "by" its maker (``features music by``), and the verb
-    alone may stand."""
+    """Whether the predicate's final preposition belongs to a noun after the verb and is not "of": in "took part
+    in", "entered into partnership with" the object is the noun's adjunct, and the verb alone (``TOOK``,
+    ``ENTERED``) would read it as the verb's own object; after an active verb, "by" names the noun's maker
+    ("directing the screenplay by" Y: Y wrote the screenplay, and ``DIRECTED`` would say Y was directed). With
+    "of" the noun is a function of the object (``launched the career of`` Y launched Y, loosely) and the verb
+    alone may stand; a passive's "by" is its agent (:attr:`PredicateForm.passive_head`)."""
     prep = form.preposition
-    return prep not in (None, "of", "by") and len(form.surface) >= 3 and form.surface[-2] != word
+    if prep is None or prep == "of" or len(form.surface) < 3 or form.surface[-2] == word:
+        return False
+    return prep != "by" or not past_participle(word)
 
 
 def _rare_head(predicate: str, h_surface: tuple[str, ...], form: PredicateForm) -> tuple[str, ...] | None:
@@ -236,6 +247,9 @@ def _rare_head(predicate: str, h_surface: tuple[str, ...], form: PredicateForm) 
     whole = False  # "took part in": the whole predicate, TOOK would misread the object
     if len(content) == 2 and lemma(content[0]) == "have" and content[1] not in FUNCTION_WORDS:
         return h_surface if content[1].isalpha() and content[1].islower() else None  # "has capital": HAS_CAPITAL
+    if len(content) == 3 and lemma(content[0]) == "have" and content[2] in PREPOSITIONS:  # "has headquarters in"
+        noun = content[1]
+        return h_surface if noun not in FUNCTION_WORDS and noun.isalpha() and noun.islower() else None
     if len(content) == 2 and content[-1] in PREPOSITIONS and content[0] not in PREPOSITIONS:
         if len(form.surface) >= 2 and form.surface[-2] != content[0]:  # the preposition belongs to another word
             h_surface = tuple(w for w in h_surface if w != content[-1])
@@ -243,6 +257,8 @@ def _rare_head(predicate: str, h_surface: tuple[str, ...], form: PredicateForm) 
                 return _passive_with_preposition(form, h_surface, content[0])
             whole = _adjunct(form, content[0])
         content = content[:1]
+    if len(content) > 2 and content[-1] == "by" and _adjunct(form, content[0]):  # "features music by"
+        return _whole(form, written_words(predicate))
     if len(content) != 1:
         return None
     word = content[0]
@@ -318,7 +334,8 @@ COMPLEX_PREPOSITIONS = frozenset(
 
 def _relational_noun(form: PredicateForm, h_surface: tuple[str, ...]) -> tuple[str, ...] | None:
     """``(noun, "of")`` (negation kept) when the predicate is a relational noun with ``of``: after a copula
-    (``is the mother church of`` -> ``church of``) or on its own (``widow of``, ``not aware of``, ``died of``).
+    (``is the mother church of`` -> ``church of``) or a linking verb (``became mayor of``) or on its own
+    (``widow of``, ``not aware of``, ``died of``).
     A longer predicate without a copula (``launched the career of``) may start with a verb, so it is left
     alone."""
     if form.preposition != "of":
@@ -328,6 +345,7 @@ def _relational_noun(form: PredicateForm, h_surface: tuple[str, ...]) -> tuple[s
     if len(head) != 2 or head[0] in PREPOSITIONS:
         return None
     before = [w for w in form.surface[:-1] if w not in NEGATION]
-    if before == [head[0]] or (form.copula and not passive_participle(head[0])):
+    linked = len(before) > 1 and lemma(before[0]) in LINKING and before[-1] == head[0]  # "became mayor of"
+    if before == [head[0]] or linked or (form.copula and not passive_participle(head[0])):
         return negated + head
     return None

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from kg_rag.model.lemmas import lemma
-from kg_rag.model.names import DEFAULT_RELATION_PATTERNS, canonical_key
+from kg_rag.model.names import CURATED_PASSIVES, DEFAULT_RELATION_PATTERNS, canonical_key
 from kg_rag.model.predicates import PREPOSITIONS, analyse, tokens
 
 _STOP = frozenset(
@@ -42,7 +42,9 @@ RELATION_NOUNS: dict[str, tuple[str, ...]] = {
 
 _CURATED: dict[str, set[str]] = {}
 for _phrase, _type in DEFAULT_RELATION_PATTERNS.items():
-    _CURATED.setdefault(_type, set()).update(w for w in analyse(_phrase).key if w not in PREPOSITIONS)
+    for _t in (_type, CURATED_PASSIVES.get(_type)):  # "replaced" asks for SUPERSEDES and SUPERSEDED_BY
+        if _t is not None:
+            _CURATED.setdefault(_t, set()).update(w for w in analyse(_phrase).key if w not in PREPOSITIONS)
 
 
 def question_relation_words(question: str, named: Iterable[str] = ()) -> frozenset[str]:
