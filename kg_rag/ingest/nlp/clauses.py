@@ -253,9 +253,19 @@ def _places_in(p: Passage, prep: int) -> list[Ref]:
 
 def _via(p: Passage, subjects: list[Ref], words: str, prep: int, evidence: str) -> Iterator[Triple]:
     """The relations a prepositional phrase gives: to the entities it governs, or through a generic noun with a
-    preposition of its own (``on behalf of X``, ``in collaboration with X``)."""
+    preposition of its own (``on behalf of X``, ``in collaboration with X``). A time after "by" is a deadline, not
+    an agent ("by the 6th century BC it was replaced by ...", "by early 2011 ... took charge"): no relation —
+    unless the parse reads a passive's agent there and no number says it is a time (the recogniser calls "the
+    Qing dynasty" a date). A "by" before its verb is never the agent ("By the Late Middle Ages, Britain was
+    separated"; an agent follows the passive it completes)."""
     d = p.doc
     objects = _prep_objects(p, prep)
+    if d.lower[prep] == "by":
+        if prep < d.head[prep]:  # "By the Late Middle Ages, Great Britain was separated": a time, never an agent
+            return
+        times = [r.name for r in objects if r.label in ("DATE", "TIME")]
+        if times and (d.dep[prep] != "agent" or any(ch.isdigit() for t in times for ch in t)):
+            return
     if objects:
         yield from _emit(subjects, words, objects, evidence)
         return

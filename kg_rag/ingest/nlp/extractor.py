@@ -43,7 +43,7 @@ from kg_rag.ingest.nlp.mentions import (
     has_nickname,
     title_name,
 )
-from kg_rag.ingest.nlp.parse import Parse, hide_title_heading, mask_codes, unwrap_lines
+from kg_rag.ingest.nlp.parse import Parse, close_blocks, hide_title_heading, mask_codes, unwrap_lines
 from kg_rag.ingest.nlp.refs import Passage
 from kg_rag.model import Chunk
 from kg_rag.model.names import DEFAULT_ENTITY_TYPE, DEFAULT_RELATION_PATTERNS, RELATED, canonical_key
@@ -51,7 +51,7 @@ from kg_rag.model.relation_types import RelationTyper
 
 logger = logging.getLogger(__name__)
 
-RULES_VERSION = 21
+RULES_VERSION = 22
 """Bumped when the rules change what is extracted, so documents extracted under older rules are extracted again."""
 MAX_CHARS = 200_000
 """Longest chunk text parsed whole; a longer one (a corpus passage nobody split) is parsed up to here."""
@@ -124,7 +124,7 @@ class NLPExtractor:
         # read without it, and the title names the subject as a corpus passage's does ("titled")
         texts = [hide_title_heading(t, _title(c)) for c, t in zip(chunks, raw)]
         docs = self.nlp.pipe(
-            (mask_codes(unwrap_lines(t, prose=_markdown(c))) for c, t in zip(chunks, texts)),
+            (mask_codes(close_blocks(unwrap_lines(t, prose=_markdown(c)))) for c, t in zip(chunks, texts)),
             batch_size=self.batch_size,
             n_process=self.workers,
         )

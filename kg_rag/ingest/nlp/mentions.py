@@ -145,9 +145,25 @@ def find_mentions(doc: Parse, topic: Topic | None) -> tuple[list[Mention], list[
         found += _topic_mentions(doc, topic)
     found += _quoted(doc)
     found += [_with_article(doc, m) for m in (*_entities(doc), *_proper_phrases(doc))]
-    found = _full_names(doc, [m for m in found if not _a_kind(doc, m)], topic)
-    kept = _non_overlapping(found, doc.n)
+    found = _full_names(doc, [m for m in found if not _a_kind(doc, m) and not _time_zone(doc, m)], topic)
+    kept = _non_overlapping(doc, found)
     return kept, _inside(doc, found, kept)
+
+
+TIME_ZONES = frozenset(
+    "utc gmt z cet cest eet eest wet west bst ist jst kst aest aedt est edt cst cdt mst mdt pst pdt".split()
+)
+"""Time zones written after a clock time."""
+
+
+def _time_zone(doc: Parse, m: Mention) -> bool:
+    """A time zone after a clock time ("09:12 UTC: the release was deployed") belongs to the time: no entity."""
+    return (
+        m.end - m.start == 1
+        and doc.lower[m.start] in TIME_ZONES
+        and m.start > 0
+        and doc.text[m.start - 1][:1].isdigit()
+    )
 
 
 INNER = frozenset({"PERSON", "ORGANIZATION", "LOCATION", "EVENT", "WORK", "LAW", "PRODUCT"})
@@ -467,7 +483,7 @@ def _text(doc: Parse, start: int, end: int) -> str:
 _PRIORITY = {"topic": 0, "quote": 1, "ner": 2, "name": 3, "value": 4}
 
 
-def _non_overlapping(found: Iterable[Mention], size: int) -> list[Mention]:
+def _non_overlapping(doc: Parse, found: Iterable[Mention]) -> list[Mention]:
     """One mention per token, the longest first; a proper-noun phrase takes the
     recogniser's type of its head word, and one the recogniser read as a value ("January 1960") stays a value."""
     found = list(found)
@@ -482,15 +498,16 @@ def _non_overlapping(found: Iterable[Mention], size: int) -> list[Mention]:
 
     def run_on(m: Mention) -> bool:
         """A proper-noun phrase that is several recognised names run together (a table flattened into text, "Metzler
-        Bank Frankfurt Germany"), or a person's name with a rank ("Colonel Paul Tibbets" is Paul Tibbets)."""
+        Bank Frankfurt Germany"), or a person's name with a rank ("Colonel Paul Tibbets" is Paul Tibbets) — not
+        one with the given name the recogniser left out ("Tomasz Nowak", read as "Nowak")."""
         inside = [(a, b) for a, b in names if m.start <= a and b <= m.end]
-        return len(inside) >= 2 or any(span in people for span in inside)
+        return len(inside) >= 2 or any(span in people and not _given_name(doc, m, span) for span in inside)
 
     found = [m for m in found if not (m.kind == "name" and run_on(m))]
     # the longest first (the topic inside a longer name, "Sims Historical Society Museum", is that name); at equal
     # length the topic, then a quoted title, then the recogniser's reading
     ranked = sorted(found, key=lambda m: (-(m.end - m.start), _PRIORITY[m.kind], m.start))
-    taken = [False] * size
+    taken = [False] * doc.n
     kept: list[Mention] = []
     for m in ranked:
         if any(taken[m.start : m.end]):
@@ -576,11 +593,29 @@ def _surname_subject(doc: Parse, m: Mention, key: str) -> bool:
     return doc.dep[head] in ("nsubj", "nsubjpass") and before not in HONORIFICS
 
 
+def _given_name(doc: Parse, m: Mention, person: tuple[int, int]) -> bool:
+    """Whether a proper-noun phrase is a recognised person's name with one more capitalised word before it that
+    is no title or rank: a given name the recogniser cut off ("Tomasz Nowak" read as "Nowak")."""
+    if person != (m.start + 1, m.end) or person[1] - person[0] != 1:
+        return False
+    word = doc.text[m.start]
+    titled = word.casefold() in RANKS
+    return word.isalpha() and word[:1].isupper() and not titled and person_like(_text(doc, m.start, m.end))
+
+
 HONORIFICS = frozenset(
     """mr mrs ms miss dr sir lady lord president senator governor mayor king queen prince princess general colonel
     captain judge justice rev reverend father saint st""".split()
 )
 """Words before a surname that name someone else than the titled person: a relative or another office holder."""
+
+RANKS = HONORIFICS | frozenset(
+    """lieutenant sergeant admiral major commander marshal brigadier corporal private chief bishop archbishop cardinal
+    pope emperor empress sultan duke duchess earl count countess baron baroness sheikh emir chancellor minister
+    professor prof doctor coach pastor rabbi imam sister brother uncle aunt agent officer detective inspector
+    constable premier senior junior""".split()
+)
+"""Words that may stand before a person's name without being part of it: titles, ranks, offices, kin."""
 
 
 _NOT_PEOPLE = frozenset(

@@ -72,6 +72,13 @@ shorter line before a capital ended on purpose."""
 _LIST_ITEM = re.compile(r"\s*(?:[-*+\u2022|]|\d{1,3}[.)])\s")
 
 
+def list_item(text: str, at: int) -> int | None:
+    """Where the item's text starts when the line holding position ``at`` is a list item (``- ``, ``* ``, ``1. ``;
+    a table row too), else ``None``."""
+    m = _LIST_ITEM.match(text, text.rfind("\n", 0, at) + 1)
+    return m.end() if m is not None else None
+
+
 def hide_title_heading(text: str, title: str | None) -> str:
     """``text`` with each Markdown heading that writes ``title`` blanked (spaces of the same length; an ATX ``#``
     line, or a setext line and its row of ``=``): the document's title is its topic, not a sentence — parsed,
@@ -126,6 +133,28 @@ def unwrap_lines(text: str, *, prose: bool = False) -> str:
         return " "
 
     return _LINE_BREAK.sub(joined, text)
+
+
+_BLOCK_END = re.compile(r"(?<=[^\n])\n(?=[ \t]*\n)")
+
+
+def close_blocks(text: str) -> str:
+    """``text`` with each line that ends a block (a blank line follows) without a closing mark (``.!?:;,``) —
+    a heading, a title, a label — ended by a full stop in place of its line break (the same length). The tagger
+    reads a word in the light of its neighbours across line breaks: under ``## Ownership`` and a blank line, "In
+    2016 Veltrix was acquired by ..." read *Veltrix* as the object of *In*, and the sentence lost its subject. A
+    full stop makes what follows a sentence's start, as it is. A fenced code block is left alone."""
+    if "\n" not in text:
+        return text
+    fences = [m.start() for m in _FENCE.finditer(text)]
+
+    def closed(m: re.Match[str]) -> str:
+        line = text[text.rfind("\n", 0, m.start()) + 1 : m.start()].rstrip()
+        if not line or line[-1] in ".!?:;,|" or sum(f < m.start() for f in fences) % 2 or _FENCE.match(line):
+            return "\n"
+        return "."
+
+    return _BLOCK_END.sub(closed, text)
 
 
 def layout_break(text: str, at: int) -> bool:
@@ -215,19 +244,24 @@ class Parse:
     def _mend_verbs(self) -> bool:
         """Re-attach a second verb the tagger read as a plural noun joined to the first verb's object: "X leads
         the team and reports to Y" is parsed as *the team and reports*. The shape decides, not a word list: a
-        bare plural (no article, modifier or number) after *and*, joined to the object of a verb in the third
-        person singular, with a preposition governing a name -- the verb's own agreement, which a plural noun
-        conjoined to the object would not need."""
+        bare plural (no article, modifier or number) after *and*, joined to the object of a verb (or of its
+        preposition: "is chaired by Helen Park, a director, and reports to") in the third person singular, with a
+        preposition governing a name -- the verb's own agreement, which a plural noun conjoined to the object would
+        not need."""
         mended = False
         for t in range(1, self.n):
             h = self.head[t]
             v = self.head[h]
+            if self.dep[h] == "pobj" and self.dep[v] in ("prep", "agent"):  # "is chaired by Helen Park, ..., and
+                v = self.head[v]  # reports to": the object of the verb's preposition
+            elif self.dep[h] != "dobj":
+                continue
             if not (
                 self.dep[t] == "conj"
                 and self.tag[t] == "NNS"
                 and self.lower[t - 1] == "and"
-                and self.dep[h] == "dobj"
-                and self.tag[v] == "VBZ"
+                and self.pos[v] in ("VERB", "AUX")
+                and (self.tag[v] == "VBZ" or any(self.tag[a] == "VBZ" for a in self.kids(v, "aux", "auxpass")))
                 and not self.kids(t, "det", "amod", "compound", "poss", "nummod")
                 and any(
                     self.pos[o] == "PROPN"

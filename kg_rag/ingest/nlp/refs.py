@@ -8,7 +8,7 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 
 from kg_rag.ingest.nlp.mentions import VALUES, Mention, NameTable, Topic, person_like
-from kg_rag.ingest.nlp.parse import Parse
+from kg_rag.ingest.nlp.parse import Parse, list_item
 
 COUNTS = frozenset({"NUMBER", "QUANTITY"})
 """Types of a mention that counts a noun: ``4 congressional districts`` is a quantity."""
@@ -81,7 +81,15 @@ class Passage:
             return self.antecedent(d.lower[i])
         if d.lower[i] in RELATIVES and d.tag[i] in ("WDT", "WP", "WP$"):
             clause = next((a for a in d.ancestors(i) if d.dep[a] in ("relcl", "acl")), None)
-            return self.ref(d.head[clause], depth + 1) if clause is not None else None
+            if clause is None:
+                return None
+            antecedent = self.ref(d.head[clause], depth + 1)  # "the General Counsel, Amara Eze, who reports to"
+            held = (
+                _titled_person(self, d.head[clause])
+                if antecedent is not None and _role(self, d.head[clause], antecedent)
+                else []
+            )
+            return held[0] if held else antecedent
         if not nominal(d, i):
             return None
         quantity = self._quantity(i)
@@ -243,10 +251,11 @@ def nominal(d: Parse, i: int) -> bool:
 
 
 def listed_names(p: Passage, i: int) -> list[Ref]:
-    """The entities a list in apposition names a generic noun with (``four members: A, B and C``)."""
+    """The entities a list in apposition names a generic noun with (``four members: A, B and C``), or a bulleted
+    list after its colon."""
     if i in p.by_token and not p.by_token[i].is_value:
         return []
-    return [r for a in p.doc.kids(i, "appos") for r in refs_of(p, a)]
+    return [r for a in p.doc.kids(i, "appos") for r in refs_of(p, a)] or _bulleted(p, i)
 
 
 def as_resolved(ref: Ref | None) -> Ref | None:
@@ -267,9 +276,9 @@ def refs_of(p: Passage, i: int) -> list[Ref]:
     refs: list[Ref] = []
     d = p.doc
     for t in conjuncts(d, i):
-        named = _named_after(p, t)  # before what the noun would otherwise describe ("the country singer Sammi Smith")
+        named = _named_after(p, t) or _bulleted(p, t)  # "the country singer Sammi Smith"; "members:" and a list
         ref = None if named else p.ref(t)
-        if ref is not None and not ref.label and d.dep[t] != "appos":
+        if ref is not None and _role(p, t, ref) and d.dep[t] != "appos":
             named = _titled_person(p, t)  # "reports to the Chief Technology Officer, Kwame Mensah"
         if named:
             refs += named
@@ -281,16 +290,82 @@ def refs_of(p: Passage, i: int) -> list[Ref]:
     return list(dict.fromkeys(refs))
 
 
+MAX_ITEMS = 50
+"""Most items of a bulleted list read as the names a noun before a colon lists."""
+
+
+def _bulleted(p: Passage, i: int) -> list[Ref]:
+    """The names a bulleted list gives a noun that ends its line with a colon ("owns the following
+    subsidiaries:" and an item per line, "- Nordlys Software"): the list written on one line ("A, B and C"),
+    one item per line. An item counts when a name starts it; the list ends at the first line that is no item."""
+    d = p.doc
+    end = d.sent_end(i)
+    if i + 1 >= end or (i in p.by_token and not p.by_token[i].is_value):
+        return []  # a name before a colon is itself the object ("owned by Acme Corp:")
+    colon = i + 1 if d.text[i + 1] == ":" else None
+    if colon is None or d.head[colon] != i:
+        return []
+    after = d.source.find("\n", d.idx[colon])
+    if after < 0 or d.source[d.idx[colon] + 1 : after].strip():
+        return []  # the list goes on on the colon's line: the parse reads it
+    out: list[Ref] = []
+    k = colon + 1
+    while k < d.n and len(out) < MAX_ITEMS:
+        if not d.text[k].strip():
+            k += 1
+            continue
+        starts = list_item(d.source, d.idx[k])
+        if starts is None:
+            break
+        first = next((j for j in range(k, d.n) if d.idx[j] >= starts and d.text[j].strip()), d.n)
+        m = p.by_token.get(first)
+        if m is not None and m.start == first and not m.is_value:
+            out.append(p.mention_ref(m))
+        nxt = d.source.find("\n", starts)
+        k = next((j for j in range(first, d.n) if nxt >= 0 and d.idx[j] > nxt), d.n)
+    return out
+
+
+def _role(p: Passage, i: int, ref: Ref) -> bool:
+    """Whether the name token ``i`` stands for may be a role written as a name: untyped ("Chief People Officer"),
+    or typed an organisation by a recogniser that reads capitalised offices so, when a word of it names an office
+    ("VP of Engineering", "General Counsel")."""
+    return ref.label == "" or (ref.label == "ORGANIZATION" and _office(p, i))
+
+
+def _office(p: Passage, i: int) -> bool:
+    m = p.by_token.get(i)
+    span = range(m.start, m.end) if m is not None else range(i, i + 1)
+    return any(p.doc.lower[w] in OFFICES for w in span)
+
+
+OFFICES = frozenset(
+    """officer counsel president director chair chairman chairwoman chairperson head manager lead leader secretary
+    treasurer vp svp evp ceo cfo cto coo cio ciso cmo editor founder minister governor commissioner dean provost
+    controller administrator coordinator superintendent chief executive""".split()
+)
+"""Words that name an office: a name holding one, followed by a person's name, is the role that person holds."""
+
+
 def _titled_person(p: Passage, i: int) -> list[Ref]:
     """The person a role written as a name stands for when the person follows in apposition ("the Chief Technology
-    Officer, Kwame Mensah"): the relation is with the person, who holds the role now and may not later. Only for
-    a role no recogniser typed, and a name shaped as a person's (:func:`person_like`): after a place ("Bergheim,
-    Rhein-Erft-Kreis", "Folkestone, Kent") the apposition is a larger place, whatever the recogniser calls it."""
+    Officer, Kwame Mensah"; "Harborline's Chief People Officer, Grace Obi, owns ..."): the relation is with the
+    person, who holds the role now and may not later. Only for a role (:func:`_role`) and a name shaped as a
+    person's (:func:`person_like`), which the recogniser may have typed an organisation (it often reads an
+    unfamiliar name so): after a place ("Bergheim, Rhein-Erft-Kreis", "Folkestone, Kent") the apposition is a
+    larger place, whatever the recogniser calls it."""
+    d = p.doc
+    m = p.by_token.get(i)
+    words = range(m.start, m.end) if m is not None else range(i, i + 1)
+    after = [a for w in words for a in d.kids(w, "appos")]  # "the VP of Engineering, Sam Okoro": of its last word
+    if not any(d.kids(c, "cc") for c in conjuncts(d, i)):  # "the General Counsel, Amara Eze, who": no "and"
+        after += d.kids(i, "conj")
+    office = _office(p, i)
     return [
         r
-        for a in p.doc.kids(i, "appos")
+        for a in after
         for r in [p.ref(a)]
-        if r is not None and r.label == "PERSON" and person_like(r.name)
+        if r is not None and (r.label == "PERSON" or (office and r.label == "ORGANIZATION")) and person_like(r.name)
     ]
 
 

@@ -637,6 +637,114 @@ SHAPES = [
         },
         {("Policy v3", "DRAFTED_BY", "Legal Operations team")},
     ),
+    (
+        "sentence after a heading",  # the tagger read "Veltrix" as the object of "In" across the blank line
+        None,
+        "## Ownership\n\nIn 2016 Veltrix was acquired by Meridian Holdings, a Dutch investment group.",
+        {("Veltrix", "ACQUIRED_BY", "Meridian Holdings")},
+        set(),
+    ),
+    (
+        "bulleted list after a colon",
+        None,
+        "Veltrix Systems owns the following subsidiaries:\n\n- Nordlys Software\n- Calder Instruments\n"
+        "- Pinecrest Analytics, a data firm\n\nThe board approved it.",
+        {
+            ("Veltrix Systems", "OWNS_SUBSIDIARIES", "Nordlys Software"),
+            ("Veltrix Systems", "OWNS_SUBSIDIARIES", "Calder Instruments"),
+            ("Veltrix Systems", "OWNS_SUBSIDIARIES", "Pinecrest Analytics"),
+        },
+        set(),
+    ),
+    (
+        "numbered list after a counted noun",
+        None,
+        "The Audit Committee has three members:\n1. Jane Smith\n2. Bob Jones\n3. Ana Lima\nThe rest is history.",
+        {("Audit Committee", "HAS_MEMBERS", "Jane Smith"), ("Audit Committee", "HAS_MEMBERS", "Ana Lima")},
+        {("Audit Committee", "RELATED", "three members")},
+    ),
+    (
+        "a name before a colon is the object, not the list",
+        None,
+        "Nordlys Software reports to Acme Corp:\n- Calder Instruments\n- Pinecrest Analytics",
+        {("Nordlys Software", "REPORTS_TO", "Acme Corp")},
+        {("Nordlys Software", "REPORTS_TO", "Calder Instruments")},
+    ),
+    (
+        "a role written as a name, then its holder, as a subject",  # the recogniser typed Grace Obi an organisation
+        None,
+        "Harborline's Chief People Officer, Grace Obi, owns the Remote Work Policy.",
+        {("Grace Obi", "OWNS", "Remote Work Policy")},
+        {("Chief People Officer", "OWNS", "Remote Work Policy")},
+    ),
+    (
+        "a role's holder after a comma alone, then a relative clause",
+        None,
+        "Tomasz Nowak leads the Contracts team. He reports to the General Counsel, Amara Eze, who reports to the "
+        "Chief Executive Officer, Martin Hale.",
+        {("Tomasz Nowak", "REPORTS_TO", "Amara Eze"), ("Amara Eze", "REPORTS_TO", "Martin Hale")},
+        {("General Counsel", "REPORTS_TO", "Martin Hale"), ("Nowak", "REPORTS_TO", "Amara Eze")},
+    ),
+    (
+        "a role with its own 'of', then its holder, in a coordinated object",
+        None,
+        "Elena Petrova informed the Customer Support team and the VP of Engineering, Sam Okoro.",
+        {("Elena Petrova", "INFORMED", "Sam Okoro")},
+        {("Elena Petrova", "INFORMED", "VP of Engineering")},
+    ),
+    (
+        "a list of names is no role and its holder",
+        None,
+        "He played for the Rockets, Golden State Warriors, Washington Bullets and New Jersey Nets.",
+        set(),
+        {("Rockets", "PLAYED_FOR", "Washington Bullets")},
+    ),
+    (
+        "a rank before a name is no given name",
+        None,
+        "Colonel Paul Tibbets flew the Enola Gay. Captain Smith commanded the Titanic.",
+        {("Paul Tibbets", "FLEW", "Enola Gay"), ("Smith", "COMMANDED", "Titanic")},
+        {("Captain Smith", "COMMANDED", "Titanic")},
+    ),
+    (
+        "a second verb after the agent's apposition",
+        None,
+        "The Audit Committee is chaired by Helen Park, a non-executive director, and reports to the Board of "
+        "Directors.",
+        {("Audit Committee", "CHAIRED_BY", "Helen Park"), ("Audit Committee", "REPORTS_TO", "Board of Directors")},
+        set(),
+    ),
+    (
+        "a time after 'by' is a deadline, not an agent",
+        None,
+        "Urartu was established in 860 BC and by the 6th century BC it was replaced by the Satrapy of Armenia. "
+        "By early 2011, Milenko Milosevic took charge of the team. By the Late Middle Ages, Great Britain was "
+        "separated into two kingdoms. Hong Kong Island was ceded to the United Kingdom by the Qing dynasty.",
+        {("Urartu", "ESTABLISHED_IN", "860 BC"), ("Hong Kong Island", "CEDED_BY", "Qing dynasty")},
+        {
+            ("Urartu", "SUPERSEDED_BY", "6th century"),
+            ("Milenko Milosevic", "TOOK_CHARGE_BY", "early 2011"),
+            ("Great Britain", "SEPARATED_BY", "Late Middle Ages"),
+        },
+    ),
+    (
+        "a time zone after a clock time is no entity",
+        None,
+        "- 09:12 UTC: Release 7.3.0 of the payment-gateway was deployed by Kofi Mensah.",
+        {("Release 7.3.0", "DEPLOYED_BY", "Kofi Mensah")},
+        {("UTC", "DEPLOYED_BY", "Kofi Mensah")},
+    ),
+    (
+        "the passive of a curated verb",
+        None,
+        "Olga Brandt was succeeded as CEO by Henrik Vos in 2009. The Travel Policy 2019 was replaced by the Global "
+        "Travel Policy 2023.",
+        {
+            ("Olga Brandt", "SUPERSEDED_BY", "Henrik Vos"),
+            ("Travel Policy 2019", "SUPERSEDED_BY", "Global Travel Policy 2023"),
+        },
+        {("Travel Policy 2019", "REPLACED_BY", "Global Travel Policy 2023")},
+    ),
 ]
 
 
