@@ -321,8 +321,9 @@ def add_parsers(sub) -> None:
     p.add_argument("--corpus", help="corpus JSON [{title, text}] matching --openie")
     p.add_argument(
         "--docs",
-        help="file or folder to extract with the configured chat model: .txt/.md/.rst, .pdf (pypdf), .html "
-        "(BeautifulSoup + markdownify), .docx (python-docx), .csv/.tsv; other files are counted and named",
+        help="file or folder to extract (with the configured chat model, or without one: see --extractor): "
+        ".txt/.md/.rst, .pdf (pypdf), .html (BeautifulSoup + markdownify), .docx (python-docx), .csv/.tsv; other "
+        "files are counted and named",
     )
     p.add_argument(
         "--schema",

@@ -3,6 +3,7 @@ recorded so a re-index keeps it; one-line errors. Issue 43 §5."""
 
 from __future__ import annotations
 
+import json
 import shutil
 
 from kg_rag.demo import DEMO_CORPUS
@@ -41,3 +42,25 @@ def test_what_cannot_be_merged_or_split_is_one_line_exit_2(demo_idx, tmp_path, c
     one_line_error(capsys, ["entities", "split", str(idx), "Maria Chen", "Lars Eriksen"], "was not merged")
     one_line_error(capsys, ["entities", "list", str(tmp_path / "none")], "no such index directory")
     assert "no entity was merged into another" in run(capsys, "entities", "list", str(idx))[1]
+
+
+def test_relations_lists_what_the_graph_says_in_its_stored_direction(demo_idx, capsys):
+    code, out, _ = run(capsys, "relations", str(demo_idx), "--entity", "Directive 2023-07", "--evidence")
+    assert code == 0
+    said = '"Directive 2023-07 supersedes Directive 2019-03"'
+    assert f"Directive 2023-07 -[SUPERSEDES]-> Directive 2019-03  {said}" in out
+    assert "Operations Board -[CREATED]-> Directive 2023-07" in out  # touching it as the target counts too
+    assert all("Directive 2023-07" in line for line in out.splitlines()[:-1])
+    code, out, _ = run(capsys, "relations", str(demo_idx), "--type", "supersedes")
+    assert code == 0 and out.splitlines() == ["Directive 2023-07 -[SUPERSEDES]-> Directive 2019-03", "1 relation"]
+    code, out, _ = run(capsys, "relations", str(demo_idx), "--limit", "1")
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == 2 and "-[" in lines[0] and "; the first 1 shown (--limit)" in lines[1]
+    code, out, _ = run(capsys, "relations", str(demo_idx), "--type", "SUPERSEDES", "--json")
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert rows and all(r["type"] == "SUPERSEDES" and r["source"] and r["target"] for r in rows)
+
+
+def test_relations_of_an_unknown_entity_is_one_line_exit_2(demo_idx, tmp_path, capsys):
+    one_line_error(capsys, ["relations", str(demo_idx), "--entity", "Nobody"], "no entity named 'Nobody'")
+    one_line_error(capsys, ["relations", str(tmp_path / "none")], "no such index directory")
