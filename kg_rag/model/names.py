@@ -161,6 +161,12 @@ types as its type's passive (``SUPERSEDED_BY``, ``MANAGED_BY``), so one relation
 states it and a chain of supersessions reads as one type. ``CREATED`` has none: its verbs name different roles
 (``written by``, ``produced by``, ``designed by`` stay apart)."""
 
+
+def inverse_types(a: str, b: str) -> bool:
+    """Whether ``X -[a]-> Y`` and ``Y -[b]-> X`` state one fact in two voices: an active type and its passive
+    (``SUPERSEDES`` / ``SUPERSEDED_BY``, ``ACQUIRED`` / ``ACQUIRED_BY``)."""
+    return b in (CURATED_PASSIVES.get(a), f"{a}_BY") or a in (CURATED_PASSIVES.get(b), f"{b}_BY")
+
 _SNAKE = re.compile(r"[^0-9A-Za-z]+")
 _FOLDED_MARKS = frozenset(
     [*range(0x0591, 0x05BE), 0x05BF, 0x05C1, 0x05C2, 0x05C4, 0x05C5, 0x05C7]  # Hebrew points and accents

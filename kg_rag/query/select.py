@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from kg_rag.model.names import inverse_types
 from kg_rag.model.results import RelationRow, ScoredEntity
 from kg_rag.query.params import QueryParams
 from kg_rag.query.seeds import Seeds
@@ -346,7 +347,8 @@ def relation_rows(
         out_idx = np.flatnonzero(~inside)
         out_idx = out_idx[np.lexsort((edges.ids[out_idx], -score[out_idx], -link_count[out_idx]))]
         order = np.concatenate([in_idx, out_idx])
-    order = order[: p.max_relations]
+    type_names = edges.type_names
+    order = _one_voice(order, src, dst, [type_names[t] for t in edges.type_id.tolist()])[: p.max_relations]
     ends = np.unique(np.concatenate([edges.src[order], edges.dst[order]]))
     degree = dict(zip(ends.tolist(), view.degrees(ends).tolist()))
     records = view.relations(edges.ids[order])
@@ -372,6 +374,20 @@ def relation_rows(
             )
         )
     return rows, names
+
+
+def _one_voice(order: np.ndarray, src: list[int], dst: list[int], types: list[str]) -> np.ndarray:
+    """``order`` without a row that states, the other way round, a fact a row before it states ("Travel Policy 2019
+    -[SUPERSEDED_BY]-> Global Travel Policy 2023" after "Global Travel Policy 2023 -[SUPERSEDES]-> Travel Policy
+    2019", from two sentences): one fact, one row (:func:`~kg_rag.model.names.inverse_types`)."""
+    taken: dict[tuple[int, int], list[str]] = {}
+    kept = []
+    for i in order.tolist():
+        if any(inverse_types(types[i], t) for t in taken.get((dst[i], src[i]), ())):
+            continue
+        taken.setdefault((src[i], dst[i]), []).append(types[i])
+        kept.append(i)
+    return np.asarray(kept, dtype=I64)
 
 
 def _in_turn(ids: np.ndarray, score: np.ndarray, ranks: np.ndarray) -> np.ndarray:

@@ -143,3 +143,23 @@ def test_a_lower_ranked_passage_shows_a_continuing_row_that_ends_at_the_value_as
     assert ("Skien", "GRANTED_STATUS", "1358") in rows["When"]
     assert ("Skien", "TWINNED_WITH", "Karlskrona") not in rows["When"]
     assert ("Skien", "GRANTED_STATUS", "1358") not in rows["Which"]
+
+
+def test_one_fact_stated_in_both_voices_is_one_row():
+    """Two sentences state one supersession, one active and one passive: the context shows it once."""
+    kg = KnowledgeGraph()
+    kg.add_chunk(Chunk("c0", "Travel Policy 2023 replaced Travel Policy 2019. Travel Policy 2019 was replaced.", "d0"))
+    kg.add_relation("Travel Policy 2023", "Travel Policy 2019", "SUPERSEDES", predicate="replaced", chunk_id="c0")
+    kg.add_relation("Travel Policy 2019", "Travel Policy 2023", "SUPERSEDED_BY", predicate="replaced by", chunk_id="c0")
+    kg.add_relation("Travel Policy 2023", "Ines Moreau", "DRAFTED_BY", predicate="drafted by", chunk_id="c0")
+    params = QueryParams(relation_floor=0.0, similarity_threshold=0.0)
+    result = EntityBasedKGRAG.from_graph(kg, BagOfWordsEmbeddings(), params=params).retrieve(
+        "Which policy replaced Travel Policy 2019?"
+    )
+    rows = {(r.source, r.relation_type, r.target) for r in result.relations}
+    both = {
+        ("Travel Policy 2023", "SUPERSEDES", "Travel Policy 2019"),
+        ("Travel Policy 2019", "SUPERSEDED_BY", "Travel Policy 2023"),
+    }
+    assert len(rows & both) == 1, rows
+    assert ("Travel Policy 2023", "DRAFTED_BY", "Ines Moreau") in rows
