@@ -728,6 +728,18 @@ SHAPES = [
         },
     ),
     (
+        "a pronoun for a passive's agent",  # the subject is an office; "He" is the person who leads it
+        None,
+        "The Compliance Office is led by Tomasz Nowak. He reports to the General Counsel, Amara Eze. It reports to "
+        "the Audit Committee.",
+        {
+            ("Compliance Office", "MANAGED_BY", "Tomasz Nowak"),
+            ("Tomasz Nowak", "REPORTS_TO", "Amara Eze"),
+            ("Compliance Office", "REPORTS_TO", "Audit Committee"),
+        },
+        set(),
+    ),
+    (
         "a time zone after a clock time is no entity",
         None,
         "- 09:12 UTC: Release 7.3.0 of the payment-gateway was deployed by Kofi Mensah.",
