@@ -167,6 +167,7 @@ def inverse_types(a: str, b: str) -> bool:
     (``SUPERSEDES`` / ``SUPERSEDED_BY``, ``ACQUIRED`` / ``ACQUIRED_BY``)."""
     return b in (CURATED_PASSIVES.get(a), f"{a}_BY") or a in (CURATED_PASSIVES.get(b), f"{b}_BY")
 
+
 _SNAKE = re.compile(r"[^0-9A-Za-z]+")
 _FOLDED_MARKS = frozenset(
     [*range(0x0591, 0x05BE), 0x05BF, 0x05C1, 0x05C2, 0x05C4, 0x05C5, 0x05C7]  # Hebrew points and accents

@@ -158,8 +158,10 @@ def _verb(p: Passage, v: int, evidence: str) -> Iterator[Triple]:
         if called is not None and p.ref(d.head[v]) == called:
             return  # "a success known in the US as Betty Blue": the name the noun stands for, no relation of its own
     subjects = [s for s in subjects_of(p, v) if not s.is_value]
-    if d.dep[v] in ("ROOT", "conj"):  # a passive's agent is its doer: "is led by Tomasz Nowak. He reports to ..."
-        for s in [r for a in d.kids(v, "agent") for r in _prep_objects(p, a)] + subjects:  # the subject last
+    if d.dep[v] in ("ROOT", "conj"):
+        for agent in [r for a in d.kids(v, "agent") for r in _prep_objects(p, a)]:
+            p.note_agent(agent)
+        for s in subjects:  # the subject is noted last: the latest
             p.note_subject(s)
     if not subjects:  # "parliament elected X as President of Somalia": the object holds the role all the same
         for c in d.kids(v, "prep"):

@@ -233,6 +233,13 @@ class Passage:
             self.recent.append(ref)
             del self.recent[:-8]
 
+    def note_agent(self, ref: Ref) -> None:
+        """Note a person who is a passive's agent as whom *he* or *she* may refer to next ("The Compliance Office
+        is led by Tomasz Nowak. He reports to ..."), unless the passage's topic may be a person: *he* then means the
+        topic more often ("Some of his compositions were published by Oliver Ditson ... He died in 1902")."""
+        if ref.label == "PERSON" and (self.topic is None or not self.topic.personal):
+            self.note_subject(ref)
+
 
 def _plural(d: Parse, i: int) -> bool:
     return d.tag[i] in ("NNS", "NNPS")
