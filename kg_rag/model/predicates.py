@@ -192,6 +192,11 @@ DIRECTIONS = frozenset(
 )
 """Words that make a preposition of place with "of": ``southwest of`` says where, as ``in`` does."""
 
+LOCATIVE = frozenset(
+    "in on at near along across within inside outside around behind beside beneath below above over under off".split()
+)
+"""Prepositions that say where: before a place noun and its "of" (``on the shore of``) they say it alone."""
+
 LINKING = frozenset(["become", "remain"])
 """Verbs that link their subject to a noun as a copula does: "became mayor of" says *mayor of*."""
 
@@ -201,14 +206,20 @@ def head_form(form: PredicateForm) -> tuple[tuple[str, ...], tuple[str, ...]]:
     linking verb with "of", its head noun — plus its final preposition and any negation. ``has the
     administrative seat in`` -> ``has seat in``, ``became the first mayor of`` -> ``mayor of``. A direction and
     "of" is one preposition (``located southwest of``), and "in the south of" says *in* (``is a river in the
-    south of`` -> ``river in``). An active verb with a noun before "by" keeps the whole predicate: the object
-    made the noun, not what the verb did (``directing the screenplay by`` is not ``directing by``, whose key
-    is the passive ``directed by``'s)."""
+    south of`` -> ``river in``), as a preposition before a place noun and its "of" says where (``located on the
+    shore of`` -> ``located on``; not after "of": "the son of the king of" is no son of the kingdom, and its
+    last noun is not the subject's: the whole predicate is kept). An
+    active verb with a noun before "by" keeps the whole predicate: the object made the noun, not what the verb
+    did (``directing the screenplay by`` is not ``directing by``, whose key is the passive ``directed by``'s)."""
     prep = form.preposition
     words = list(form.surface[:-1] if prep else form.surface)
     tail = [prep] if prep else []
     if prep == "of" and words and words[-1] in DIRECTIONS:
         words, tail = (words[:-2], ["in"]) if words[-2:-1] == ["in"] else (words[:-1], [words[-1], "of"])
+    elif prep == "of" and len(words) >= 3:  # "located on the shore of", "at the west end of": on, at
+        at = max((k for k, w in enumerate(words) if w in PREPOSITIONS), default=-1)
+        if 0 < at and words[at] in LOCATIVE and 1 <= len(words) - at - 1 <= 2:
+            words, tail = words[:at], [words[at]]
     negated = [w for w in words if w in NEGATION]
     content = [w for w in words if w not in NEGATION and w not in PREPOSITIONS and w not in MODIFIERS] or [
         w for w in words if w not in NEGATION
@@ -217,14 +228,17 @@ def head_form(form: PredicateForm) -> tuple[tuple[str, ...], tuple[str, ...]]:
         head: list[str] = []
     elif len(content) == 1:
         head = content[:1]
-    elif lemma(content[0]) == "have":
-        head = [content[0], content[-1]]
+    elif lemma(content[0]) == "have":  # the noun it has: "has temperatures ranging from" has temperatures
+        nouns = [w for w in content[1:] if not _participle(w)]
+        head = [content[0], nouns[-1] if nouns else content[-1]]
     elif (form.copula and not _participle(content[0])) or (prep == "of" and lemma(content[0]) in LINKING):
         head = content[-1:]
     else:
         head = content[:1]
     if prep == "by" and head and head[-1] != words[-1] and not past_participle(head[0]):
         return form.surface, form.key
+    if prep == "of" and "of" in words and head == content[-1:] and len(content) > 1:
+        return form.surface, form.key  # "is the son of the king of": no son of the kingdom, and no king
     surface = tuple(negated[:1] + head + tail)
     key = tuple(w if w in PREPOSITIONS or w in NEGATION else lemma(w) for w in surface)
     if form.key[:1] == (NOUN_PHRASE,):  # a noun phrase backs off to a noun phrase, never to a verb

@@ -172,8 +172,14 @@ class RelationTyper:
             return types[h_key]
         if h_key and head_support[h_key] >= self.min_support and (usual := _usual(head_surfaces[h_key])):
             return display_type(usual)
-        if h_surface[-2:-1] and h_surface[-2] in DIRECTIONS and meaningful(PredicateForm(h_surface, h_key, False)):
-            return display_type(h_surface)  # "located southwest of": rare, but it says where
+        moved = form.preposition is not None and h_surface[-1:] != (form.preposition,)  # "lies at ... of"
+        where = (moved and h_surface[-1] in PREPOSITIONS) or (h_surface[-2:-1] and h_surface[-2] in DIRECTIONS)
+        if (
+            where
+            and meaningful(PredicateForm(h_surface, h_key, False))
+            and _word(p, [w for w in h_surface if w not in NEGATION][0])
+        ):
+            return display_type(h_surface)  # "located southwest of", "lies at the intersection of": says where
         noun = _relational_noun(form, h_surface)
         if noun is not None:  # "is the mayor of", "widow of": the noun names the relation, "of" alone does not
             return display_type(noun)
@@ -225,16 +231,26 @@ def _verb_alone_differs(form: PredicateForm, h_surface: tuple[str, ...]) -> bool
 
 
 def _adjunct(form: PredicateForm, word: str) -> bool:
-    """Whether the predicate's final preposition belongs to a noun after the verb and is not "of": in "took part
-    in", "entered into partnership with" the object is the noun's adjunct, and the verb alone (``TOOK``,
-    ``ENTERED``) would read it as the verb's own object; after an active verb, "by" names the noun's maker
-    ("directing the screenplay by" Y: Y wrote the screenplay, and ``DIRECTED`` would say Y was directed). With
-    "of" the noun is a function of the object (``launched the career of`` Y launched Y, loosely) and the verb
-    alone may stand; a passive's "by" is its agent (:attr:`PredicateForm.passive_head`)."""
+    """Whether the predicate's final preposition belongs to a noun after the verb: in "took part in", "entered into
+    partnership with" the object is the noun's adjunct, and the verb alone (``TOOK``, ``ENTERED``) would read it as
+    the verb's own object; after an active verb, "by" names the noun's maker ("directing the screenplay by" Y: Y
+    wrote the screenplay, and ``DIRECTED`` would say Y was directed); "of" after the participle of a verb that
+    gives a role (:data:`ROLE_VERBS`) names what the role is of ("appointed bishop of" Y: ``APPOINTED`` would say
+    the subject appointed Y). Elsewhere with "of" the noun is a function of the object (``facilitated the formation
+    of`` Y facilitated Y, loosely) and the verb alone may stand; a passive's "by" is its agent
+    (:attr:`PredicateForm.passive_head`)."""
     prep = form.preposition
-    if prep is None or prep == "of" or len(form.surface) < 3 or form.surface[-2] == word:
+    if prep is None or len(form.surface) < 3 or form.surface[-2] == word:
         return False
+    if prep == "of":  # "appointed bishop of": the participle's complement holds the role, of Y
+        return past_participle(word) and lemma(word) in ROLE_VERBS
     return prep != "by" or not past_participle(word)
+
+
+ROLE_VERBS = frozenset(
+    "appoint name elect crown make proclaim declare choose nominate install ordain consecrate".split()
+)
+"""Verbs whose object takes a role ("appointed X bishop of Y"): their bare participle with a role reads passive."""
 
 
 def _rare_head(predicate: str, h_surface: tuple[str, ...], form: PredicateForm) -> tuple[str, ...] | None:
@@ -259,20 +275,27 @@ def _rare_head(predicate: str, h_surface: tuple[str, ...], form: PredicateForm) 
         content = content[:1]
     if len(content) > 2 and content[-1] == "by" and _adjunct(form, content[0]):  # "features music by"
         return _whole(form, written_words(predicate))
+    if len(content) > 2 and content[-1] == "of" and "of" in content[:-1]:  # "son of the king of": SON_OF_KING_OF
+        return _whole(form, written_words(predicate))
     if len(content) != 1:
         return None
     word = content[0]
-    if (
-        not word.replace("-", "").isalpha()
-        or word in FUNCTION_WORDS
-        or word in COMPARATIVES
-        or (word.endswith("ly") and not word.endswith("ply") and len(word) > 4)
-    ):
+    if not _word(predicate, word):
         return None  # "by", "the", "him", "very": no relation named
     written = written_words(predicate)
-    if word not in written:
-        return None
     return _whole(form, written) if whole else h_surface
+
+
+def _word(predicate: str, word: str) -> bool:
+    """Whether a predicate's head word names a relation: a word written in lower case in it, not a function word,
+    a bare comparative or an adverb ("gradually"); a capitalised one is a name in the predicate slot."""
+    return (
+        word.replace("-", "").isalpha()
+        and word not in FUNCTION_WORDS
+        and word not in COMPARATIVES
+        and not (word.endswith("ly") and not word.endswith("ply") and len(word) > 4)
+        and word in written_words(predicate)
+    )
 
 
 def _whole(form: PredicateForm, written: set[str]) -> tuple[str, ...] | None:

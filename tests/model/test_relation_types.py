@@ -161,6 +161,7 @@ def test_a_rare_passive_or_verb_with_its_preposition_never_backs_off_to_the_bare
         ("failed to find a firm place in", "failed", "RELATED"),  # too long to be a type
         ("features music by", "features", "FEATURES_MUSIC_BY"),  # the music is by Y; Y is not featured
         ("directing screenplay by", "directed by", "DIRECTING_SCREENPLAY_BY"),  # was DIRECTED_BY: backwards
+        ("appointed bishop of", "appointed", "APPOINTED_BISHOP_OF"),  # APPOINTED would say it appointed Y
     ],
 )
 def test_a_rare_predicate_whose_preposition_belongs_to_its_noun_keeps_the_noun(rare, verb, expected):
@@ -403,10 +404,24 @@ def test_no_musique_predicate_drops_a_passive_by():
         ("is a small river in the south of", "RIVER_IN"),  # "in the south of" says in; was SOUTH_OF
         ("became the first mayor of", "MAYOR_OF"),  # a linking verb's noun names the relation; was BECAME
         ("became a subsidiary of", "PART_OF"),
+        ("lies at the intersection of", "LIES_AT"),  # was LIES_OF: the place noun's "of" says where, "at" how
+        ("served in the administration of", "SERVED_IN"),
+        ("is the son of the king of", "SON_OF_KING_OF"),  # was KING_OF: the subject is no king
+        ("is the daughter of the founder of", "DAUGHTER_OF_FOUNDER_OF"),  # was FOUNDER_OF
     ],
 )
 def test_a_rare_predicate_keeps_its_direction_word_and_a_linking_verbs_noun(rare, expected):
-    corpus = {rare: 1, "located in": 9, "located": 4, "became": 4, "south of": 3, "became in": 3}
+    corpus = {
+        rare: 1,
+        "located in": 9,
+        "located": 4,
+        "became": 4,
+        "south of": 3,
+        "became in": 3,
+        "lies": 3,
+        "served": 3,
+    }
+    corpus |= {"king of": 3, "founder of": 3}
     assert RelationTyper(min_support=3).fit(corpus)[rare] == expected
 
 
