@@ -7,7 +7,9 @@ A merge or split is recorded with the index, so re-indexing and updates decide t
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
+import sys
 
 from kg_rag.cli.common import CLIError, existing_store, index_embeddings, seconds
 
@@ -42,15 +44,20 @@ def cmd_entities(args: argparse.Namespace) -> int:
 
 def cmd_relations(args: argparse.Namespace) -> int:
     """Print the graph's relations, each as stored (source -[TYPE]-> target), with the words that stated it."""
-    from kg_rag.model.names import upper_snake
+    from kg_rag.model.names import canonical_key, upper_snake
     from kg_rag.model.records import SYNONYM_KIND
 
     if args.limit < 0:
         raise CLIError(f"--limit must be 0 or more, got {args.limit}")
-    kg = existing_store(args.index).load().kg  # read only
+    store = existing_store(args.index)
+    kg = store.load().kg  # read only
     keys: set[str] | None = None
     if args.entity is not None:
         entity = kg.get_entity(args.entity)
+        if entity is None:  # a name entity resolution merged into another stands for that one
+            key = canonical_key(args.entity)
+            merged = next((m for m in store.read_report().resolution.merges.values() if m.key == key), None)
+            entity = kg.get_entity(merged.into) if merged is not None else None
         if entity is None:
             raise CLIError(f"no entity named {args.entity!r} in {args.index}")
         keys = {entity.key} | {  # the names entity resolution linked to it are the same thing
@@ -72,9 +79,13 @@ def cmd_relations(args: argparse.Namespace) -> int:
         else:
             said = f'  "{rel.evidence_quote}"' if rel.evidence_quote and args.evidence else ""
             print(f"{name[rel.source]} -[{rel.relation_type}]-> {name[rel.target]}{said}")
-    if not args.json:
-        more = f"; the first {args.limit} shown (--limit)" if found > args.limit else ""
-        print(f"{found} relation{'' if found == 1 else 's'}{more}")
+    more = f"; the first {args.limit} shown (--limit)" if found > args.limit else ""
+    summary = f"{found} relation{'' if found == 1 else 's'}{more}"
+    if wanted and not found:
+        types = sorted({r.relation_type for r in kg.relations()})
+        near = difflib.get_close_matches(wanted, types, n=3)
+        summary += f"; no relation is of type {wanted}" + (f" (did you mean {', '.join(near)}?)" if near else "")
+    print(summary, file=sys.stderr if args.json else sys.stdout)
     return 0
 
 

@@ -47,3 +47,14 @@ def _writable(directory: Path) -> bool:
     except OSError:
         return False
     return os.access(directory, os.W_OK)
+
+
+@lru_cache(maxsize=65536)
+def known_word(word: str) -> bool:
+    """Whether a lower-case word is in simplemma's English dictionary: a common word ("chairman", "deputy"), not a
+    name of its own ("tomasz"). Loads the dictionary on first use (the NLP extractor's, not a query's, cost)."""
+    try:
+        import simplemma
+    except ImportError:  # pragma: no cover - simplemma is a dependency
+        return True
+    return bool(simplemma.is_known(word, lang="en"))

@@ -2,7 +2,8 @@
 
 Direction is never touched here: a predicate only chooses a *type*. Passive phrasings ("superseded by",
 "owned by") are deliberately absent from the curated pattern map, because mapping them to the active type
-would silently invert the edge; they get their own passive type (``SUPERSEDED_BY``) from
+would silently invert the edge; a curated verb's passive gets its type's passive (``was replaced by`` ->
+``SUPERSEDED_BY``: :data:`CURATED_PASSIVES`), any other its own passive type, from
 :mod:`kg_rag.model.relation_types`, with the predicate kept.
 """
 
@@ -62,7 +63,7 @@ DEFAULT_RELATION_TYPES: dict[str, str] = {
 }
 
 # Predicate phrase -> relation type (matched on lemma keys: "replaced", "replaces", "has replaced" alike). Only
-# active-voice phrasings where the subject is the source; see the module docstring for why passives are left out.
+# active-voice phrasings where the subject is the source; their passives are CURATED_PASSIVES (module docstring).
 DEFAULT_RELATION_PATTERNS: dict[str, str] = {
     **dict.fromkeys(
         [
@@ -162,10 +163,8 @@ states it and a chain of supersessions reads as one type. ``CREATED`` has none: 
 (``written by``, ``produced by``, ``designed by`` stay apart)."""
 
 
-def inverse_types(a: str, b: str) -> bool:
-    """Whether ``X -[a]-> Y`` and ``Y -[b]-> X`` state one fact in two voices: an active type and its passive
-    (``SUPERSEDES`` / ``SUPERSEDED_BY``, ``ACQUIRED`` / ``ACQUIRED_BY``)."""
-    return b in (CURATED_PASSIVES.get(a), f"{a}_BY") or a in (CURATED_PASSIVES.get(b), f"{b}_BY")
+AMBIGUOUS_PASSIVES = frozenset(["execute"])
+"""Curated verbs whose passive says something else: "was executed by" a state is no implementation."""
 
 
 _SNAKE = re.compile(r"[^0-9A-Za-z]+")

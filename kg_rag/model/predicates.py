@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from kg_rag.model.lemmas import lemma
-from kg_rag.model.names import RELATED, SYNONYM, upper_snake
+from kg_rag.model.names import CURATED_PASSIVES, RELATED, SYNONYM, upper_snake
 
 _TOKEN = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*", re.UNICODE)
 BE = frozenset("is was are were be been being am 's".split())
@@ -86,6 +86,11 @@ class PredicateForm:
     key: tuple[str, ...]
     copula: bool
     """The predicate started with a form of *be* (``is the capital of``): its content is a noun phrase."""
+    active: bool = False
+    """An object with its article follows the verb, before a final "by", with no *be* before the verb
+    ("published a novel by", "recorded a song by"): the verb is active, and "by" names the object's maker. (A
+    passive's object complement has no article: "proclaimed emperor by", "taken prisoner by"; a preposition may
+    come first: "put on the throne by".)"""
 
     @property
     def preposition(self) -> str | None:
@@ -103,7 +108,7 @@ class PredicateForm:
         ``taken prisoner by`` -> ``taken by``, ``challenged legally by`` -> ``challenged by``). None when the
         predicate is not a passive whose object is the agent (no ``by`` at its end, or no past participle
         before it)."""
-        if not self.passive:
+        if not self.passive or self.active:
             return None
         for start in (len(self.surface) - 2, len(self.surface) - 3):  # a phrasal verb's particle may intervene
             if start < 0 or not passive_participle(self.surface[start]):
@@ -160,7 +165,17 @@ def analyse(predicate: str) -> PredicateForm:
     after_copula = [t for t in toks[1:] if t not in FILLER and t not in BE and t not in NEGATION][:1]
     if copula and after_copula and after_copula[0] in ("a", "an", "the") and kept and kept[0] not in BE:
         key = (NOUN_PHRASE, *key)
-    return PredicateForm(tuple(kept), key, copula)
+    return PredicateForm(tuple(kept), key, copula, _active(toks))
+
+
+def _active(toks: list[str]) -> bool:
+    """See :attr:`PredicateForm.active`."""
+    if len(toks) < 3 or toks[-1] != "by":
+        return False
+    verb = next((k for k, t in enumerate(toks[:-1]) if past_participle(t)), None)
+    if verb is None or verb + 2 >= len(toks) or any(t in BE for t in toks[:verb]):
+        return False
+    return toks[verb + 1] in ("a", "an", "the", "his", "her", "its", "their")  # not "put on the throne by"
 
 
 def typing_form(predicate: str) -> PredicateForm:
@@ -192,10 +207,21 @@ DIRECTIONS = frozenset(
 )
 """Words that make a preposition of place with "of": ``southwest of`` says where, as ``in`` does."""
 
+MEASURES = frozenset("km kilometres kilometers mile miles mi metres meters m feet ft yards minutes hours".split())
+"""Units of a distance before a direction ("18 miles south of"): the direction says the relation."""
+
 LOCATIVE = frozenset(
     "in on at near along across within inside outside around behind beside beneath below above over under off".split()
 )
-"""Prepositions that say where: before a place noun and its "of" (``on the shore of``) they say it alone."""
+"""Prepositions that say where: before a noun of position and its "of" (``on the shore of``) they say it alone."""
+
+POSITION_NOUNS = frozenset(
+    """shore shores side sides end edge mouth intersection junction confluence corner border borders bank banks top
+    bottom foot centre center middle heart outskirts suburbs vicinity campus grounds property coast tip base summit
+    site part area community""".split()
+)
+"""Nouns of a position within or at a thing: "at the mouth of" Y, "on the campus of" Y is at, on Y. Not "in the
+reign of", "in honor of", "in front of", "in the arms of": those say no place of Y."""
 
 LINKING = frozenset(["become", "remain"])
 """Verbs that link their subject to a noun as a copula does: "became mayor of" says *mayor of*."""
@@ -204,21 +230,25 @@ LINKING = frozenset(["become", "remain"])
 def head_form(form: PredicateForm) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The head phrase of a predicate (surface words, lemma key): its main verb — or, after a copula or a
     linking verb with "of", its head noun — plus its final preposition and any negation. ``has the
-    administrative seat in`` -> ``has seat in``, ``became the first mayor of`` -> ``mayor of``. A direction and
-    "of" is one preposition (``located southwest of``), and "in the south of" says *in* (``is a river in the
-    south of`` -> ``river in``), as a preposition before a place noun and its "of" says where (``located on the
-    shore of`` -> ``located on``; not after "of": "the son of the king of" is no son of the kingdom, and its
-    last noun is not the subject's: the whole predicate is kept). An
-    active verb with a noun before "by" keeps the whole predicate: the object made the noun, not what the verb
-    did (``directing the screenplay by`` is not ``directing by``, whose key is the passive ``directed by``'s)."""
+    administrative seat in`` -> ``has seat in``, ``became the first mayor of`` -> ``mayor of``.
+
+    A direction and "of" is one preposition (``located southwest of``), and "in the south of" says *in* (``is a
+    river in the south of`` -> ``river in``), as a locative preposition before a noun of position
+    (:data:`POSITION_NOUNS`) and its "of" says where (``located on the shore of`` -> ``located on``). A noun's own
+    "of" chain is kept whole: "the son of the king of" is no son of the kingdom, and the subject is no king. So is
+    an active verb with a noun before "by": the object made the noun, not what the verb did (``directing the
+    screenplay by`` is not ``directing by``, whose key is the passive ``directed by``'s), and *have* with a
+    preposition before its last noun ("has close links with the government of" has no government)."""
     prep = form.preposition
     words = list(form.surface[:-1] if prep else form.surface)
     tail = [prep] if prep else []
     if prep == "of" and words and words[-1] in DIRECTIONS:
         words, tail = (words[:-2], ["in"]) if words[-2:-1] == ["in"] else (words[:-1], [words[-1], "of"])
+        while words and (words[-1] in MEASURES or words[-1].replace(".", "").isdigit()):
+            words = words[:-1]  # "is 5 km south of": SOUTH_OF, no KM
     elif prep == "of" and len(words) >= 3:  # "located on the shore of", "at the west end of": on, at
         at = max((k for k, w in enumerate(words) if w in PREPOSITIONS), default=-1)
-        if 0 < at and words[at] in LOCATIVE and 1 <= len(words) - at - 1 <= 2:
+        if 0 < at and words[at] in LOCATIVE and 1 <= len(words) - at - 1 <= 2 and words[-1] in POSITION_NOUNS:
             words, tail = words[:at], [words[at]]
     negated = [w for w in words if w in NEGATION]
     content = [w for w in words if w not in NEGATION and w not in PREPOSITIONS and w not in MODIFIERS] or [
@@ -229,13 +259,17 @@ def head_form(form: PredicateForm) -> tuple[tuple[str, ...], tuple[str, ...]]:
     elif len(content) == 1:
         head = content[:1]
     elif lemma(content[0]) == "have":  # the noun it has: "has temperatures ranging from" has temperatures
+        if PREPOSITIONS & set(words[words.index(content[0]) + 1 :]):
+            return form.surface, form.key  # "has close links with the government of": no government is had
         nouns = [w for w in content[1:] if not _participle(w)]
         head = [content[0], nouns[-1] if nouns else content[-1]]
-    elif (form.copula and not _participle(content[0])) or (prep == "of" and lemma(content[0]) in LINKING):
+    elif (form.copula and not _participle(content[0])) or (
+        prep == "of" and lemma(content[0]) in LINKING and not PREPOSITIONS & set(words)  # not "became king after
+    ):  # the death of": the linked noun is the one "of" follows
         head = content[-1:]
     else:
         head = content[:1]
-    if prep == "by" and head and head[-1] != words[-1] and not past_participle(head[0]):
+    if prep == "by" and head and head[-1] != words[-1] and (form.active or not past_participle(head[0])):
         return form.surface, form.key
     if prep == "of" and "of" in words and head == content[-1:] and len(content) > 1:
         return form.surface, form.key  # "is the son of the king of": no son of the kingdom, and no king
@@ -311,3 +345,16 @@ def relation_key(predicate: str | None, relation_type: str | None) -> str:
     form = analyse(str(text))
     key = form.key[1:] if form.key[:1] == (NOUN_PHRASE,) else form.key  # identity: the words, not the reading
     return " ".join(key) or str(text).strip().casefold()
+
+
+def inverse_types(a: str, b: str) -> bool:
+    """Whether ``X -[a]-> Y`` and ``Y -[b]-> X`` state one fact in two voices: a curated type and its passive
+    (``SUPERSEDES`` / ``SUPERSEDED_BY``), or a past verb and its passive (``ACQUIRED`` / ``ACQUIRED_BY``) — not a
+    present verb and a phrasal one (``STANDS`` / ``STANDS_BY``) nor a noun and its maker (``SONG`` / ``SONG_BY``)."""
+    return _passive_of(a, b) or _passive_of(b, a)
+
+
+def _passive_of(active: str, passive: str) -> bool:
+    if CURATED_PASSIVES.get(active) == passive:
+        return True
+    return passive == f"{active}_BY" and past_participle(active.rsplit("_", 1)[-1].casefold())

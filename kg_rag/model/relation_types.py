@@ -36,7 +36,7 @@ from collections.abc import Iterable, Mapping
 
 from kg_rag.errors import InputError
 from kg_rag.model.lemmas import lemma
-from kg_rag.model.names import CURATED_PASSIVES, DEFAULT_RELATION_PATTERNS, RELATED, upper_snake
+from kg_rag.model.names import AMBIGUOUS_PASSIVES, CURATED_PASSIVES, DEFAULT_RELATION_PATTERNS, RELATED, upper_snake
 from kg_rag.model.predicates import (
     BARE_PASSIVE,
     COMPARATIVES,
@@ -80,17 +80,29 @@ class RelationTyper:
             raise InputError(f"min_support must be an integer >= 1, got {min_support!r}")
         phrases = DEFAULT_RELATION_PATTERNS if patterns is None else patterns
         self.patterns = {analyse(phrase).key: upper_snake(t) for phrase, t in phrases.items()}
-        for key, t in list(self.patterns.items()):  # "replaced" is SUPERSEDES: "was replaced by" SUPERSEDED_BY
-            passive = CURATED_PASSIVES.get(t)
-            if passive is not None and key and key[0] != NOUN_PHRASE and not PREPOSITIONS & set(key):
-                self.patterns.setdefault((*key, "by"), passive)
         self.min_support = min_support
         self.vocabulary = frozenset(upper_snake(v) for v in vocabulary) if vocabulary is not None else None
         self.strict = strict
+        self.passives: dict[tuple[str, ...], str] = {}
+        """The curated verbs' passives ("was replaced by": ``SUPERSEDED_BY``), for a past participle before "by";
+        only types the vocabulary allows, when one is given."""
+        for key, t in self.patterns.items():
+            passive = CURATED_PASSIVES.get(t)
+            if (
+                passive is not None
+                and (self.vocabulary is None or passive in self.vocabulary)
+                and key
+                and key[0] != NOUN_PHRASE
+                and key[-1] not in AMBIGUOUS_PASSIVES
+                and not PREPOSITIONS & set(key)
+            ):
+                self.passives.setdefault((*key, "by"), passive)
 
     def _curated(self, form: PredicateForm) -> str | None:
         if form.key in self.patterns:
             return self.patterns[form.key]
+        if form.key in self.passives and len(form.surface) >= 2 and past_participle(form.surface[-2]):
+            return self.passives[form.key]  # "was replaced by", not the present "leads by"
         snake = upper_snake(" ".join(form.surface))
         if self.vocabulary is not None and snake in self.vocabulary:
             return snake
@@ -124,7 +136,7 @@ class RelationTyper:
         plain_surfaces = {f.surface: f.key for f in forms.values() if f.key[:1] != (NOUN_PHRASE,)}
         for p, f in list(forms.items()):  # "is the capital of" is "capital of": the same words, no verb reading
             if f.key[:1] == (NOUN_PHRASE,) and f.surface in plain_surfaces:
-                forms[p] = PredicateForm(f.surface, plain_surfaces[f.surface], f.copula)
+                forms[p] = PredicateForm(f.surface, plain_surfaces[f.surface], f.copula, f.active)
         support: Counter[tuple[str, ...]] = Counter()
         surfaces: dict[tuple[str, ...], Counter[tuple[str, ...]]] = {}
         for p, form in forms.items():
@@ -222,8 +234,8 @@ def _verb_alone_differs(form: PredicateForm, h_surface: tuple[str, ...]) -> bool
     ``INCLUDE``, ``is located in the city of`` is not ``LOCATE``), and a preposition right after the verb is
     part of what it says (``contained in``, ``formed from``: ``CONTAINS`` and ``FORMS`` would invert them)."""
     head = [w for w in h_surface if w not in NEGATION and w not in PREPOSITIONS]
-    if len(head) != 1:
-        return bool(head) and _adjunct(form, head[0])
+    if len(head) != 1:  # the whole predicate: a preposition inside it belongs to a noun ("has links with")
+        return bool(head) and (_adjunct(form, head[0]) or bool(PREPOSITIONS & set(h_surface[:-1])))
     word = head[0]
     passive = form.copula and passive_participle(word) and not word.endswith("ing")
     attached = form.preposition is not None and len(form.surface) >= 2 and form.surface[-2] == word
@@ -244,7 +256,7 @@ def _adjunct(form: PredicateForm, word: str) -> bool:
         return False
     if prep == "of":  # "appointed bishop of": the participle's complement holds the role, of Y
         return past_participle(word) and lemma(word) in ROLE_VERBS
-    return prep != "by" or not past_participle(word)
+    return prep != "by" or not past_participle(word) or form.active
 
 
 ROLE_VERBS = frozenset(
@@ -368,7 +380,9 @@ def _relational_noun(form: PredicateForm, h_surface: tuple[str, ...]) -> tuple[s
     if len(head) != 2 or head[0] in PREPOSITIONS:
         return None
     before = [w for w in form.surface[:-1] if w not in NEGATION]
-    linked = len(before) > 1 and lemma(before[0]) in LINKING and before[-1] == head[0]  # "became mayor of"
+    linked = (  # "became mayor of"; not "became king after the death of"
+        len(before) > 1 and lemma(before[0]) in LINKING and before[-1] == head[0] and not PREPOSITIONS & set(before)
+    )
     if before == [head[0]] or linked or (form.copula and not passive_participle(head[0])):
         return negated + head
     return None

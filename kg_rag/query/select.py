@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kg_rag.model.names import inverse_types
+from kg_rag.model.predicates import inverse_types
 from kg_rag.model.results import RelationRow, ScoredEntity
 from kg_rag.query.params import QueryParams
 from kg_rag.query.seeds import Seeds
@@ -379,7 +379,7 @@ def relation_rows(
 def _one_voice(order: np.ndarray, src: list[int], dst: list[int], types: list[str]) -> np.ndarray:
     """``order`` without a row that states, the other way round, a fact a row before it states ("Travel Policy 2019
     -[SUPERSEDED_BY]-> Global Travel Policy 2023" after "Global Travel Policy 2023 -[SUPERSEDES]-> Travel Policy
-    2019", from two sentences): one fact, one row (:func:`~kg_rag.model.names.inverse_types`)."""
+    2019", from two sentences): one fact, one row (:func:`~kg_rag.model.predicates.inverse_types`)."""
     taken: dict[tuple[int, int], list[str]] = {}
     kept = []
     for i in order.tolist():

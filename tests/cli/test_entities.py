@@ -64,3 +64,13 @@ def test_relations_lists_what_the_graph_says_in_its_stored_direction(demo_idx, c
 def test_relations_of_an_unknown_entity_is_one_line_exit_2(demo_idx, tmp_path, capsys):
     one_line_error(capsys, ["relations", str(demo_idx), "--entity", "Nobody"], "no entity named 'Nobody'")
     one_line_error(capsys, ["relations", str(tmp_path / "none")], "no such index directory")
+
+
+def test_relations_of_a_merged_name_are_its_entitys_and_an_unknown_type_gets_a_hint(demo_idx, tmp_path, capsys):
+    idx = tmp_path / "idx"
+    shutil.copytree(demo_idx, idx)
+    assert run(capsys, "entities", "merge", str(idx), "Maria Chen", "Operations Board")[0] == 0
+    code, out, _ = run(capsys, "relations", str(idx), "--entity", "Operations Board")
+    assert code == 0 and "Maria Chen -[" in out  # the merged name stands for the entity it was merged into
+    code, out, _ = run(capsys, "relations", str(idx), "--type", "SUPERSEDE")
+    assert code == 0 and "0 relations; no relation is of type SUPERSEDE (did you mean SUPERSEDES" in out

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from kg_rag.ingest.nlp.mentions import VALUES
-from kg_rag.ingest.nlp.parse import Parse
+from kg_rag.ingest.nlp.parse import Parse, paragraph_start
 from kg_rag.ingest.nlp.refs import (
     COPULAS,
     NAMING,
@@ -81,6 +81,18 @@ _CONTRACTED = {
 }
 
 
+ARTICLES = frozenset(["a", "an", "the"])
+
+
+def _article(d: Parse, noun: int, prep: int) -> list[str]:
+    """The article of a noun before "by" ("published a novel by X", "from a screenplay by X"): kept in the
+    predicate, it says the verb is active and "by" names the noun's maker, not an agent, which the typer would
+    read in "published novel by" (:attr:`~kg_rag.model.predicates.PredicateForm.active`)."""
+    if d.lower[prep] != "by":
+        return []
+    return [d.lower[k] for k in d.kids(noun, "det") if d.lower[k] in ARTICLES]
+
+
 def _words(d: Parse, group: list[int], *rest: int | str) -> str:
     """The predicate: the verb group in its order, then what follows it in the order it is said (a fronted
     preposition, ``Via the river, X is ...``, still follows the verb); contractions written out (``'s`` -> ``is``)."""
@@ -111,6 +123,8 @@ def read_clauses(p: Passage) -> Iterator[Triple]:
     """Every relation the passage's sentences state (see the module docstring)."""
     d = p.doc
     for start, end in d.sents:
+        if start and paragraph_start(d.source, d.idx[start]):
+            p.recent.clear()  # a pronoun refers back within its paragraph (or to the topic), never across a heading
         evidence = " ".join(d.span_text(start, end).split())
         yield from _lifespans(p, start, end, evidence)
         yield from _places(p, start, end, evidence)
@@ -159,8 +173,11 @@ def _verb(p: Passage, v: int, evidence: str) -> Iterator[Triple]:
             return  # "a success known in the US as Betty Blue": the name the noun stands for, no relation of its own
     subjects = [s for s in subjects_of(p, v) if not s.is_value]
     if d.dep[v] in ("ROOT", "conj"):
-        for agent in [r for a in d.kids(v, "agent") for r in _prep_objects(p, a)]:
-            p.note_agent(agent)
+        agents = [r for a in d.kids(v, "agent") for r in _prep_objects(p, a)]
+        start, end = d.sent_start(v), d.sent_end(v)
+        people = {p.mention_ref(m).name for m in p.mentions if start <= m.start < end and m.label == "PERSON"}
+        if len(agents) == 1 and people <= {agents[0].name}:  # the sentence's only person ("John Smith's novel was
+            p.note_agent(agents[0])  # praised by Mary Jones. He won ...": he may be John Smith)
         for s in subjects:  # the subject is noted last: the latest
             p.note_subject(s)
     if not subjects:  # "parliament elected X as President of Somalia": the object holds the role all the same
@@ -199,7 +216,8 @@ def _verb(p: Passage, v: int, evidence: str) -> Iterator[Triple]:
                 yield from _complement_role(p, subjects, c, _words(d, group, *_noun_words(d, c)), evidence)
             else:  # "took part in X": the generic object belongs to the predicate
                 for prep in d.kids(c, "prep"):
-                    yield from _via(p, subjects, _words(d, group, *_noun_words(d, c), prep), prep, evidence)
+                    det = _article(d, c, prep)
+                    yield from _via(p, subjects, _words(d, group, *det, *_noun_words(d, c), prep), prep, evidence)
         elif dep in ("prep", "agent"):
             if d.lower[c] == "as":  # "wound up as Djibouti's first president": the subject is in that role
                 yield from _roles(p, subjects, d.kids(c, "pobj"), evidence)
@@ -214,7 +232,10 @@ def _verb(p: Passage, v: int, evidence: str) -> Iterator[Triple]:
                 and all(x.label != "PERSON" for x in subjects)
                 and bool(_places_in(p, c))
             )
-            yield from _via(p, subjects, _words(d, group, *(["located"] if placed else described), c), c, evidence)
+            active_by = generic is not None and not d.kids(v, "auxpass") and not copula
+            det = _article(d, generic, c) if active_by and generic is not None else []
+            said = ["located"] if placed else [*det, *described]
+            yield from _via(p, subjects, _words(d, group, *said, c), c, evidence)
             for also in d.kids(c, "conj"):  # "is used in Belgium and in the Netherlands"
                 if d.pos[also] == "ADP":
                     yield from _via(p, subjects, _words(d, group, *described, also), also, evidence)
@@ -263,7 +284,8 @@ def _via(p: Passage, subjects: list[Ref], words: str, prep: int, evidence: str) 
     d = p.doc
     objects = _prep_objects(p, prep)
     if d.lower[prep] == "by":
-        if prep < d.head[prep]:  # "By the Late Middle Ages, Great Britain was separated": a time, never an agent
+        relative = any(d.tag[o] in ("WDT", "WP") for o in d.kids(prep, "pobj"))  # "by which it was acquired"
+        if prep < d.head[prep] and not relative:  # "By the Late Middle Ages, Britain was separated": not an agent
             return
         times = [r.name for r in objects if r.label in ("DATE", "TIME")]
         if times and (d.dep[prep] != "agent" or any(ch.isdigit() for t in times for ch in t)):
@@ -274,7 +296,8 @@ def _via(p: Passage, subjects: list[Ref], words: str, prep: int, evidence: str) 
     for o in d.kids(prep, "pobj"):
         if d.pos[o] == "NOUN":
             for inner in d.kids(o, "prep"):
-                longer = f"{words} {' '.join(d.lower[w] for w in _noun_words(d, o))} {d.lower[inner]}"
+                noun = [*_article(d, o, inner), *(d.lower[w] for w in _noun_words(d, o))]
+                longer = f"{words} {' '.join(noun)} {d.lower[inner]}"
                 yield from _emit(subjects, longer, _prep_objects(p, inner), evidence)
 
 

@@ -17,7 +17,7 @@ import asyncio
 import logging
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
@@ -43,7 +43,7 @@ from kg_rag.ingest.nlp.mentions import (
     has_nickname,
     title_name,
 )
-from kg_rag.ingest.nlp.parse import Parse, close_blocks, hide_title_heading, mask_codes, unwrap_lines
+from kg_rag.ingest.nlp.parse import Parse, blocks, hide_title_heading, mask_codes, unwrap_lines
 from kg_rag.ingest.nlp.refs import Passage
 from kg_rag.model import Chunk
 from kg_rag.model.names import DEFAULT_ENTITY_TYPE, DEFAULT_RELATION_PATTERNS, RELATED, canonical_key
@@ -123,11 +123,7 @@ class NLPExtractor:
         # a heading that writes the chunk's title (a Markdown document's) is its topic, not a sentence: the text is
         # read without it, and the title names the subject as a corpus passage's does ("titled")
         texts = [hide_title_heading(t, _title(c)) for c, t in zip(chunks, raw)]
-        docs = self.nlp.pipe(
-            (mask_codes(close_blocks(unwrap_lines(t, prose=_markdown(c)))) for c, t in zip(chunks, texts)),
-            batch_size=self.batch_size,
-            n_process=self.workers,
-        )
+        docs = self._parse(mask_codes(unwrap_lines(t, prose=_markdown(c))) for c, t in zip(chunks, texts))
         with tqdm(total=len(chunks), desc="extracting (nlp)", unit="chunk", disable=not progress) as bar:
             for chunk, before, text, doc in zip(chunks, raw, texts, docs):
                 try:
@@ -143,6 +139,19 @@ class NLPExtractor:
         harmonise(run.results.values())
         self._type(run)
         return run
+
+    def _parse(self, texts: Iterable[str]) -> Iterator[Any]:
+        """One spaCy ``Doc`` per text, each block of it (:func:`~kg_rag.ingest.nlp.parse.blocks`) parsed on its own
+        and the blocks joined back (the same text, offsets and annotations)."""
+        from spacy.tokens import Doc
+
+        pieces = [blocks(t) for t in texts]
+        parsed = self.nlp.pipe(
+            (b for piece in pieces for b in piece), batch_size=self.batch_size, n_process=self.workers
+        )
+        for piece in pieces:
+            docs = [next(parsed) for _ in piece]
+            yield docs[0] if len(docs) == 1 else Doc.from_docs(docs, ensure_whitespace=False)
 
     def _type(self, run: ExtractionRun) -> None:
         """Type the run's predicates together (:meth:`RelationTyper.fit`: variants share a type, rare ones back off),

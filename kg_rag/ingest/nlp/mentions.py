@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from kg_rag.ingest.nlp.parse import Parse
+from kg_rag.model.lemmas import known_word
 from kg_rag.model.names import MONTHS, canonical_key
 
 LABELS = {
@@ -595,12 +596,13 @@ def _surname_subject(doc: Parse, m: Mention, key: str) -> bool:
 
 def _given_name(doc: Parse, m: Mention, person: tuple[int, int]) -> bool:
     """Whether a proper-noun phrase is a recognised person's name with one more capitalised word before it that
-    is no title or rank: a given name the recogniser cut off ("Tomasz Nowak" read as "Nowak")."""
+    is no title, rank or other common word (a dictionary's): a given name the recogniser cut off ("Tomasz Nowak"
+    read as "Nowak"; not "Chairman Mao", "Deputy Nowak")."""
     if person != (m.start + 1, m.end) or person[1] - person[0] != 1:
         return False
     word = doc.text[m.start]
-    titled = word.casefold() in RANKS
-    return word.isalpha() and word[:1].isupper() and not titled and person_like(_text(doc, m.start, m.end))
+    common = word.casefold() in RANKS or known_word(word.casefold())  # "Chairman Mao", "Sheriff Taylor"
+    return word.isalpha() and word[:1].isupper() and not common and person_like(_text(doc, m.start, m.end))
 
 
 HONORIFICS = frozenset(

@@ -235,10 +235,20 @@ class Passage:
 
     def note_agent(self, ref: Ref) -> None:
         """Note a person who is a passive's agent as whom *he* or *she* may refer to next ("The Compliance Office
-        is led by Tomasz Nowak. He reports to ..."), unless the passage's topic may be a person: *he* then means the
-        topic more often ("Some of his compositions were published by Oliver Ditson ... He died in 1902")."""
-        if ref.label == "PERSON" and (self.topic is None or not self.topic.personal):
+        is led by Tomasz Nowak. He reports to ..."), unless a person is already a candidate in the paragraph (a
+        subject is the likelier referent: "Ana Ruiz drafted the policy. It was approved by Tom Lind. She moved"), or
+        the passage's topic may be a person: *he* then means the topic more often ("Some of his compositions were
+        published by Oliver Ditson ... He died in 1902")."""
+        if ref.label == "PERSON" and not any(_personal(r) for r in self.recent) and not self._personal_topic():
             self.note_subject(ref)
+
+    def _personal_topic(self) -> bool:
+        return self.topic is not None and self.topic.personal
+
+
+def _personal(ref: Ref) -> bool:
+    """A person, or a name shaped as one the recogniser left untyped ("Ana Ruiz")."""
+    return ref.label == "PERSON" or (ref.label == "" and person_like(ref.name))
 
 
 def _plural(d: Parse, i: int) -> bool:
@@ -304,7 +314,8 @@ MAX_ITEMS = 50
 def _bulleted(p: Passage, i: int) -> list[Ref]:
     """The names a bulleted list gives a noun that ends its line with a colon ("owns the following
     subsidiaries:" and an item per line, "- Nordlys Software"): the list written on one line ("A, B and C"),
-    one item per line. An item counts when a name starts it; the list ends at the first line that is no item."""
+    one item per line. An item counts when it is a name (what follows it on the line, if anything, after a comma,
+    colon, bracket or dash); the list ends at the first line that is no item."""
     d = p.doc
     end = d.sent_end(i)
     if i + 1 >= end or (i in p.by_token and not p.by_token[i].is_value):
@@ -326,9 +337,12 @@ def _bulleted(p: Passage, i: int) -> list[Ref]:
             break
         first = next((j for j in range(k, d.n) if d.idx[j] >= starts and d.text[j].strip()), d.n)
         m = p.by_token.get(first)
-        if m is not None and m.start == first and not m.is_value:
-            out.append(p.mention_ref(m))
         nxt = d.source.find("\n", starts)
+        if m is not None and m.start == first and not m.is_value:
+            after = d.idx[m.end - 1] + len(d.text[m.end - 1])
+            rest = d.source[after : nxt if nxt >= 0 else len(d.source)].strip()
+            if not rest or rest[0] in ",;:(\u2014\u2013-":  # the item is the name ("- Oslo staff report to" is not)
+                out.append(p.mention_ref(m))
         k = next((j for j in range(first, d.n) if nxt >= 0 and d.idx[j] > nxt), d.n)
     return out
 

@@ -645,6 +645,48 @@ SHAPES = [
         set(),
     ),
     (
+        "a paragraph after a paragraph",  # the blank line's whitespace token misled the tagger: nothing was read
+        None,
+        "Veltrix makes sensors.\n\n\nIn 2016 Veltrix was acquired by Orbis Partners.",
+        {("Veltrix", "ACQUIRED_BY", "Orbis Partners")},
+        set(),
+    ),
+    (
+        "a list whose items are no names",
+        None,
+        "Halden Group follows these rules:\n- Oslo staff report to Ana Ruiz\n- Bergen staff report to Tomas Lind",
+        set(),
+        {("Halden Group", "FOLLOWS", "Oslo"), ("Halden Group", "FOLLOWS", "Bergen")},
+    ),
+    (
+        "an agent after a relative 'by which'",
+        None,
+        "Orbis Partners, by which Veltrix was acquired, is based in Oslo.",
+        {("Veltrix", "ACQUIRED_BY", "Orbis Partners")},
+        set(),
+    ),
+    (
+        "'by' after an active verb's object names the object's maker",
+        None,
+        "Penguin Books published a novel by Tomas Lind. Ana Ruiz recorded a song by Tomas Lind.",
+        {("Penguin Books", "PUBLISHED_NOVEL_BY", "Tomas Lind"), ("Ana Ruiz", "RECORDED_SONG_BY", "Tomas Lind")},
+        {("Penguin Books", "PUBLISHED_BY", "Tomas Lind"), ("Ana Ruiz", "RECORDED_BY", "Tomas Lind")},
+    ),
+    (
+        "a passive's agent is no pronoun's antecedent beside another person",
+        None,
+        "Ana Ruiz drafted the Travel Policy. The Travel Policy was approved by Tomas Lind. She moved to Oslo.",
+        {("Travel Policy", "APPROVED_BY", "Tomas Lind")},
+        {("Tomas Lind", "MOVED_TO", "Oslo")},
+    ),
+    (
+        "a title before a surname is no given name",
+        None,
+        "Chairman Mao met Tomasz Nowak.",
+        {("Mao", "MET", "Tomasz Nowak")},
+        {("Chairman Mao", "MET", "Tomasz Nowak")},
+    ),
+    (
         "bulleted list after a colon",
         None,
         "Veltrix Systems owns the following subsidiaries:\n\n- Nordlys Software\n- Calder Instruments\n"
