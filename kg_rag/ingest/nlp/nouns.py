@@ -1,0 +1,246 @@
+"""Relations a sentence states without a verb of its own: a noun with its preposition (``the mayor of Oslo``), an
+apposition or a possessive (``Canada's capital, Ottawa``), an adjective after its noun (``native to Sonora``), the
+topic's attribute (``The capital is Nashville``), places written ``Town, State`` and lifespans in brackets
+(``X (born 9 August 1957)``). Read by :func:`kg_rag.ingest.nlp.clauses.read_clauses`, sentence by sentence."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kg_rag.ingest.nlp.mentions import VALUES
+from kg_rag.ingest.nlp.parse import Parse
+from kg_rag.ingest.nlp.refs import (
+    PARTITIVES,
+    PLACE_NOUNS,
+    SUBJECTS,
+    Passage,
+    Ref,
+    of_objects,
+    refs_of,
+)
+from kg_rag.ingest.nlp.triples import (
+    BIRTH,
+    Triple,
+    describe,
+    emit,
+    noun_words,
+    places_in,
+    predicate_of,
+    prep_objects,
+    relative,
+    via,
+)
+
+DEATH = frozenset({"died", "d.", "death"})
+"""Words that mark the death half of a birth bracket: "(born 1909, Boston, died 1973, Paris)", "(b. 1909; d. 1973)"."""
+
+
+DASHES = frozenset({"-", "–", "—", "to"})
+
+
+def _located(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
+    """A named thing with an ``in`` phrase of places is located there: "The Consulate General of the United States
+    in Frankfurt" as a sentence's subject or in apposition (a person is not: "met Smith in Paris" says where they
+    met; nor a name of no recognised type, such as the *C* of "−37.8 °C in Pfaffenhofen"; nor an object, whose
+    "in" phrase the parse often takes from the verb: "competes with Samsung in Korea")."""
+    d = p.doc
+    m = p.by_token[n]
+    if n != m.end - 1 or not m.label or m.label in ("PERSON", *VALUES):
+        return
+    head = d.span_head(m.start, m.end)
+    if d.dep[head] not in ("nsubj", "nsubjpass", "appos"):
+        return  # an object's "in" phrase is often the verb's ("demand for the iPhone in China declined")
+    ref = p.mention_ref(m)
+    for prep in d.kids(n, "prep"):
+        yield from emit([ref], "is located in", places_in(p, prep), evidence)
+
+
+WHOLES = PARTITIVES | PLACE_NOUNS | {"rest", "remainder", "majority", "bulk"}
+"""Nouns whose "of" complement is no owner: a part of a whole (``much of Britain``, ``the rest of Europe``) or
+the place itself (``the city of Oslo``)."""
+
+
+def _of_owner(p: Passage, n: int) -> list[Ref]:
+    """The entities an attribute noun subject of a copula belongs to through "of" (``the capital of France is``,
+    ``the southernmost point of Africa is``); none for a part of a whole (``much of Britain is``)."""
+    d = p.doc
+    if d.dep[n] != "nsubj" or d.lemma(d.head[n]) != "be" or d.pos[n] != "NOUN" or d.lemma(n) in WHOLES:
+        return []
+    owners = [r for o in of_objects(d, n) for r in refs_of(p, o)]
+    return [r for r in owners if not r.is_value]
+
+
+def after_noun(p: Passage, a: int, evidence: str) -> Iterator[Triple]:
+    """An adjective after the noun it describes, with its own preposition: "a lizard native to Sonora", "a suburb
+    close to Colombo" say what the noun's entity is to the object (``native to``), as "X is native to Y" does."""
+    d = p.doc
+    if d.title[a] or d.stop[d.head[a]]:  # "The Life Aquatic with": a title's word; "none other than": no noun
+        return
+    subject = p.ref(d.head[a])
+    if subject is None or subject.is_value:
+        return
+    for prep in d.kids(a, "prep"):
+        if not relative(d, prep):
+            yield from via(p, [subject], predicate_of(d, [a], prep), prep, evidence)
+
+
+def noun(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
+    """Relations a noun phrase states without a verb: an apposition with a relational noun (``Jan, the editor of
+    J``: ``Jan -[is editor of]-> J``), a possessive (``Canada's capital, Ottawa``; ``its editor is Jan``: the owner's
+    attribute, ``Canada -[has capital]-> Ottawa``)."""
+    d = p.doc
+    if n in p.by_token:
+        yield from _located(p, n, evidence)
+        return
+    if d.dep[n] == "appos":
+        head = p.ref(d.head[n])
+        if head is not None and head.label == "LOCATION" and d.lemma(n) in KINSHIP:
+            head = _clause_subject(p, n)  # "born in Mysen, Norway, the only child of C": the child is who was born
+        if head is not None and not head.is_value:
+            describe(p, head.name, n)
+            if p.topic is not None and head.name == p.topic.name:
+                p.topic.kinds.add(d.lemma(n))
+            for prep in d.kids(n, "prep"):
+                yield from emit(
+                    [head], predicate_of(d, [], "is", *noun_words(d, n), prep), prep_objects(p, prep), evidence
+                )
+    owner_tok = d.kid(n, "poss")
+    if owner_tok is None:
+        owners = _of_owner(p, n)
+        if owners:  # "The capital of France is Paris": France -[has capital]-> Paris, as "France's capital is"
+            things = [r for a in d.kids(d.head[n], "attr") for r in refs_of(p, a)]
+            yield from emit(owners, _attribute(d, n), things, evidence)
+            return
+        yield from _topic_attribute(p, n, evidence)
+        return
+    owner = p.ref(owner_tok)
+    if owner is None or owner.is_value:
+        return
+    named = [r for a in d.kids(n, "appos") for r in [p.ref(a)] if r is not None]
+    h = d.head[n]
+    if d.dep[n] == "compound" and h in p.by_token:  # "Acme's CEO Paul Smith"
+        named.append(p.mention_ref(p.by_token[h]))
+    if d.dep[n] in SUBJECTS and d.lemma(h) == "be":  # "its editor is Jan"
+        named += [r for a in d.kids(h, "attr") for r in refs_of(p, a)]
+    yield from emit([owner], _attribute(d, n), named, evidence)
+
+
+def _clause_subject(p: Passage, n: int) -> Ref | None:
+    """The subject of the clause token ``n`` sits in (``Garbarek was born in Mysen, Norway, the only child of C``:
+    *Garbarek*), or ``None`` when it is no person-like entity."""
+    d = p.doc
+    verb = next((a for a in d.ancestors(n) if d.pos[a] in ("VERB", "AUX")), None)
+    if verb is None:
+        return None
+    subject = next((k for k in (*d.kids(verb, "nsubj"), *d.kids(verb, "nsubjpass"))), None)
+    ref = p.ref(subject) if subject is not None else None
+    return ref if ref is not None and ref.label not in ("LOCATION", *VALUES) else None
+
+
+def _topic_attribute(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
+    """``The capital is Nashville`` in a passage about Tennessee: a relational noun subject with no possessor and a
+    named or measured complement is an attribute of the passage's topic (``Tennessee -[has capital]-> Nashville``)."""
+    d = p.doc
+    h = d.head[n]
+    if p.topic is None or d.dep[n] not in ("nsubj",) or d.lemma(h) != "be" or d.pos[n] != "NOUN":
+        return
+    det = d.kid(n, "det")
+    if det is not None and d.lower[det] != "the":
+        return
+    if d.lemma(n) in p.topic.kinds or p._names_topic(n) or (d.kids(n) == [det] and p._named_before(n)) or p.called(n):
+        return  # "The battle was the decisive engagement of": the battle named before, no attribute of the topic
+    things = [r for a in d.kids(h, "attr") for r in refs_of(p, a)]
+    topic = p._topic_ref(resolved=True)
+    if things and topic is not None:
+        yield from emit([topic], _attribute(d, n), things, evidence)
+
+
+def _attribute(d: Parse, n: int) -> str:
+    """The predicate of an attribute read off a relational noun: ``Canada's capital, Ottawa`` and ``its capital is
+    Ottawa`` are both ``Canada -[has capital]-> Ottawa``, the owner first (so a value, ``6.8 inches``, is an object)
+    and *has* saying which way it reads."""
+    adjectives = [c for c in d.kids(n, "amod") if c < n and d.pos[c] == "ADJ" and not d.ent[c] == "ORDINAL"]
+    return predicate_of(d, [], "has", *sorted(adjectives + noun_words(d, n)))
+
+
+def lifespans(p: Passage, start: int, end: int, evidence: str) -> Iterator[Triple]:
+    """``X (born 9 August 1957 in Y)`` and ``X (1920 – 2010)``: the bracket after a name gives its dates."""
+    d = p.doc
+    for m in p.mentions:
+        if m.is_value or not start <= m.start < end or m.end >= d.n or d.text[m.end] != "(":
+            continue
+        # the bracket may close past the sentence: the small pipeline often ends one at "(born ... )"
+        close = next((i for i in range(m.end, min(d.n, m.end + 25)) if d.text[i] == ")"), None)
+        if close is None:
+            continue
+        inside = [x for x in p.mentions if m.end < x.start and x.end <= close]
+        subject = p.mention_ref(m)
+        dates = [x for x in inside if x.label == "DATE"]
+        if m.end + 1 < close and d.lower[m.end + 1] in BIRTH:
+            for j, x in enumerate(inside):
+                after = inside[j + 1] if j + 1 < len(inside) else None
+                if x.label == "NUMBER" and after is not None and after.label == "DATE" and after.start == x.end:
+                    # "born 31 May 1955": the small pipeline reads the day apart from the month and year
+                    yield Triple(
+                        subject, "born on", Ref(" ".join(d.span_text(x.start, after.end).split()), "DATE"), evidence
+                    )
+                    continue
+                if x.label == "DATE" and j > 0 and inside[j - 1].label == "NUMBER" and inside[j - 1].end == x.start:
+                    continue
+                placed = x.label == "LOCATION" or (not x.is_value and x.start > 0 and d.lower[x.start - 1] == "in")
+                # "(born March 12, 1909, St Louis, died October 8, 1973, Los Angeles)": what follows "died" is death
+                # (the recogniser may take "d." into the date: "d. 1973")
+                verb = "died" if any(d.lower[i] in DEATH for i in range(m.end + 1, x.start + 1)) else "born"
+                word = f"{verb} on" if x.label == "DATE" else f"{verb} in" if placed else None
+                target = p.mention_ref(x)
+                if x.label == "DATE" and d.lower[x.start] in DEATH and x.end - x.start > 1:
+                    target = Ref(" ".join(d.span_text(x.start + 1, x.end).split()), "DATE")
+                if word:
+                    yield Triple(subject, word, target, evidence)
+        elif len(dates) == 2 and any(d.text[i] in DASHES for i in range(dates[0].end, dates[1].start)):
+            yield Triple(subject, "born on", p.mention_ref(dates[0]), evidence)
+            yield Triple(subject, "died on", p.mention_ref(dates[1]), evidence)
+
+
+def places(p: Passage, start: int, end: int, evidence: str) -> Iterator[Triple]:
+    """``Nashville, Tennessee``: a place written with the political unit it lies in after a comma (not a list of
+    places: the second is not coordinated with the first, and the first heads no list); ``the Eastern Region of
+    Uganda``: a place written with the place it is part of after "of"."""
+    d = p.doc
+    places = [m for m in p.mentions if start <= m.start < end and m.label == "LOCATION"]
+    for a, b in zip(places, places[1:]):
+        if b.start != a.end + 1 or d.text[a.end] != "," or d.ent[b.start] not in ("GPE", "LOC"):
+            continue
+        inside_a, inside_b = set(range(a.start, a.end)), set(range(b.start, b.end))
+        heads = {d.head[i] for i in inside_b} - inside_b
+        listed = any(d.dep[i] == "conj" for i in inside_b) or any(d.kids(i, "conj") for i in inside_a)
+        if not listed and heads <= inside_a | {b.end}:
+            yield Triple(p.mention_ref(a), "located in", p.mention_ref(b), evidence)
+    # "the Eastern Region of Uganda", "the central Hiran region of Somalia": a place written with "of" and the
+    # place it is part of (one name, "the Gulf of Mexico", is one mention and says nothing here)
+    for b in places:
+        of = d.head[b.start] if d.dep[b.start] == "pobj" else None
+        if of is None or d.lower[of] != "of" or of in p.by_token:
+            continue
+        h = d.head[of]
+        named = [p.by_token[t] for t in (h, *d.kids(h, "compound")) if t in p.by_token]
+        place = d.lemma(h) in DIVISIONS
+        if not any(m.label == "LOCATION" or (place and not m.label) for m in named):
+            continue  # "the capital of France": a relational noun, read as such elsewhere
+        whole = p.ref(h)
+        if whole is not None and whole.label in ("LOCATION", "") and whole.name != b.name:
+            yield Triple(whole, "part of", p.mention_ref(b), evidence)
+
+
+DIVISIONS = frozenset(
+    "region province district county state department oblast prefecture municipality governorate territory "
+    "canton parish borough emirate voivodeship raion".split()
+)
+"""Nouns of administrative divisions: ``the Hiran region of Somalia`` names a place even untyped."""
+
+
+KINSHIP = frozenset(
+    "child son daughter wife husband widow widower father mother parent brother sister sibling grandson "
+    "granddaughter grandchild nephew niece cousin heir stepson stepdaughter".split()
+)
+"""Nouns that relate two people: in apposition to a place they are misattached and describe the clause's subject."""
