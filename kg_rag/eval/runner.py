@@ -177,7 +177,8 @@ class _Corpus:
 TEXT_CACHES = (
     "kg_rag.model.names:canonical_key",
     "kg_rag.model.lemmas:lemma",
-    "kg_rag.model.relation_types:analyse",
+    "kg_rag.model.predicates:analyse",
+    "kg_rag.model.lemmas:known_word",
     "kg_rag.query.relation_match:_type_words",
     "kg_rag.query.relation_match:matches",
     "kg_rag.tokens:_count_cached",
