@@ -116,10 +116,12 @@ def _verb(p: Passage, v: int, evidence: str) -> Iterator[Triple]:
     subjects = [s for s in subjects_of(p, v) if not s.is_value]
     if d.dep[v] in ("ROOT", "conj"):
         agents = [r for a in d.kids(v, "agent") for r in prep_objects(p, a)]
-        start, end = d.sent_start(v), d.sent_end(v)
-        people = {p.mention_ref(m).name for m in p.mentions if start <= m.start < end and m.label == "PERSON"}
-        if len(agents) == 1 and people <= {agents[0].name}:  # the sentence's only person ("John Smith's novel was
-            p.note_agent(agents[0])  # praised by Mary Jones. He won ...": he may be John Smith)
+        if len(agents) == 1 and agents[0].label == "PERSON":  # the sentence's only person ("John Smith's novel was
+            # praised by Mary Jones. He won ...": he may be John Smith); read off the sentence's own tokens
+            in_sentence = (p.by_token.get(t) for t in range(d.sent_start(v), d.sent_end(v)))
+            people = {p.mention_ref(m).name for m in in_sentence if m is not None and m.label == "PERSON"}
+            if people <= {agents[0].name}:
+                p.note_agent(agents[0])
         for s in subjects:  # the subject is noted last: the latest
             p.note_subject(s)
     if not subjects:  # "parliament elected X as President of Somalia": the object holds the role all the same

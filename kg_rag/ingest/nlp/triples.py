@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from kg_rag.ingest.nlp.mentions import ARTICLES
 from kg_rag.ingest.nlp.parse import Parse
 from kg_rag.ingest.nlp.refs import (
     RELATIVES,
@@ -46,9 +47,6 @@ _CONTRACTED = {
     "n't": "not",
     "n’t": "not",
 }
-
-
-ARTICLES = frozenset(["a", "an", "the"])
 
 
 def article(d: Parse, noun: int, prep: int) -> list[str]:
