@@ -41,6 +41,7 @@ from kg_rag.ingest.nlp.refs import (
     refs_of,
     subjects_of,
 )
+from kg_rag.ingest.nlp.things import THING
 from kg_rag.ingest.nlp.triples import (
     BIRTH,
     Triple,
@@ -140,7 +141,7 @@ def _verb(p: Passage, v: int, evidence: str) -> Iterator[Triple]:
         (
             c
             for c in d.kids(v, "attr" if copula else "dobj")
-            if (nominal(d, c) and d.pos[c] != "PROPN" and c not in p.by_token and (copula or p.ref(c) is None))
+            if (nominal(d, c) and d.pos[c] != "PROPN" and c not in p.by_token and (copula or _generic(p, c)))
             or (copula and _role_name(p, c))
         ),
         None,
@@ -154,6 +155,23 @@ def _verb(p: Passage, v: int, evidence: str) -> Iterator[Triple]:
                 yield from emit(subjects, predicate_of(d, group, *noun_words(d, c)), listed, evidence)
                 continue
             objects = refs_of(p, c)
+            if objects and all(o.label == THING for o in objects):  # "found the sea route to India": a named end
+                # reached through the thing's prepositions says more than the thing
+                through = [
+                    t
+                    for prep in d.kids(c, "prep")
+                    for t in via(
+                        p,
+                        subjects,
+                        predicate_of(d, group, *article(d, c, prep), *noun_words(d, c), prep),
+                        prep,
+                        evidence,
+                    )
+                    if t.target.label != THING
+                ]
+                if through:
+                    yield from through
+                    continue
             if objects:
                 yield from emit(subjects, predicate_of(d, group), objects, evidence)
             elif dep == "oprd":  # "was made an Officer of the Order of Canada": the subject holds that role
@@ -194,6 +212,12 @@ def _verb(p: Passage, v: int, evidence: str) -> Iterator[Triple]:
                 yield from via(p, subjects, predicate_of(d, group, c, prep), prep, evidence)
         elif c == complement:
             yield from _complement_role(p, subjects, c, predicate_of(d, group), evidence)
+
+
+def _generic(p: Passage, i: int) -> bool:
+    """Whether noun ``i`` stands for no name: nothing, or a description the passage uses as a thing's name."""
+    ref = p.ref(i)
+    return ref is None or (ref.label == THING and i not in p.by_token)
 
 
 def _complement_role(p: Passage, subjects: list[Ref], c: int, words: str, evidence: str) -> Iterator[Triple]:

@@ -45,13 +45,14 @@ from kg_rag.ingest.nlp.mentions import (
 )
 from kg_rag.ingest.nlp.parse import Parse, blocks, hide_title_heading, mask_codes, unwrap_lines
 from kg_rag.ingest.nlp.refs import Passage
+from kg_rag.ingest.nlp.things import find_things
 from kg_rag.model import Chunk
 from kg_rag.model.names import DEFAULT_ENTITY_TYPE, DEFAULT_RELATION_PATTERNS, RELATED, canonical_key
 from kg_rag.model.relation_types import RelationTyper
 
 logger = logging.getLogger(__name__)
 
-RULES_VERSION = 22
+RULES_VERSION = 23
 """Bumped when the rules change what is extracted, so documents extracted under older rules are extracted again."""
 MAX_CHARS = 200_000
 """Longest chunk text parsed whole; a longer one (a corpus passage nobody split) is parsed up to here."""
@@ -199,7 +200,7 @@ def read_passage(
     mentions, inside = find_mentions(doc, topic)
     if topic is not None:
         topic.label = _topic_label(doc, mentions)
-    passage = Passage(doc, mentions, topic, NameTable.of(doc, mentions, topic))
+    passage = Passage(doc, mentions, topic, NameTable.of(doc, mentions, topic), things=find_things(doc, mentions))
     triples = list(read_clauses(passage))
     entities: dict[str, tuple[str, Counter[str]]] = {}
 

@@ -147,8 +147,54 @@ def find_mentions(doc: Parse, topic: Topic | None) -> tuple[list[Mention], list[
     found += _quoted(doc)
     found += [_with_article(doc, m) for m in (*_entities(doc), *_proper_phrases(doc))]
     found = _full_names(doc, [m for m in found if not _a_kind(doc, m) and not _time_zone(doc, m)], topic)
-    kept = _non_overlapping(doc, found)
+    kept = _joined_values(doc, _non_overlapping(doc, found))
+    again = _named_again(doc, kept)
+    if again:
+        kept = sorted([*kept, *again], key=lambda m: m.start)
     return kept, _inside(doc, found, kept)
+
+
+PARTED = frozenset({"TIME", "QUANTITY"})
+"""Types of a value that may be written in parts: "2 hours and 14 minutes", "3 metres and 20 centimetres"."""
+
+
+def _joined_values(doc: Parse, kept: list[Mention]) -> list[Mention]:
+    """A duration or measure written in parts joined by *and* is one value: "returned errors for 2 hours and 14
+    minutes" lasted neither 2 hours nor 14 minutes."""
+    out: list[Mention] = []
+    for m in kept:
+        last = out[-1] if out else None
+        if (
+            last is not None
+            and last.label == m.label
+            and m.label in PARTED
+            and m.start == last.end + 1
+            and doc.lower[last.end] == "and"
+            and doc.num[last.start]
+            and doc.num[m.start]
+        ):
+            out[-1] = Mention(last.start, m.end, _text(doc, last.start, m.end), m.label, m.kind)
+        else:
+            out.append(m)
+    return out
+
+
+def _named_again(doc: Parse, kept: Sequence[Mention]) -> list[Mention]:
+    """A one-word name the passage writes elsewhere, where the tagger read it as a common noun: "Veltrix became a
+    wholly owned subsidiary of Meridian" opens a sentence, where a capital says nothing, and the tagger guessed a
+    noun. The passage's own use decides, not a dictionary."""
+    names = {m.key: m for m in kept if m.end - m.start == 1 and m.kind in ("ner", "name") and not m.is_value}
+    if not names:
+        return []
+    taken = {i for m in kept for i in range(m.start, m.end)}
+    out = []
+    for i in range(doc.n):
+        if i in taken or doc.pos[i] != "NOUN" or not doc.title[i] or doc.dep[i] not in NOMINAL:
+            continue
+        m = names.get(canonical_key(doc.text[i]))
+        if m is not None:
+            out.append(Mention(i, i + 1, m.name, m.label, m.kind))
+    return out
 
 
 TIME_ZONES = frozenset(

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kg_rag.ingest.nlp.mentions import VALUES
+from kg_rag.ingest.nlp.mentions import ARTICLES, VALUES, person_like
 from kg_rag.ingest.nlp.parse import Parse
 from kg_rag.ingest.nlp.refs import (
     PARTITIVES,
@@ -15,8 +15,11 @@ from kg_rag.ingest.nlp.refs import (
     SUBJECTS,
     Passage,
     Ref,
+    is_role,
     of_objects,
+    office,
     refs_of,
+    titled_person,
 )
 from kg_rag.ingest.nlp.triples import (
     BIRTH,
@@ -91,6 +94,8 @@ def noun(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
     d = p.doc
     if n in p.by_token:
         yield from _located(p, n, evidence)
+        yield from _owned_role(p, n, evidence)
+        yield from _held_role(p, n, evidence)
         return
     if d.dep[n] == "appos":
         head = p.ref(d.head[n])
@@ -125,6 +130,53 @@ def noun(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
     yield from emit([owner], _attribute(d, n), named, evidence)
 
 
+def _owned_role(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
+    """A role written as a name, with its owner and its holder: "Harborline's Chief People Officer, Grace Obi" and
+    "Rahul Desai, Harborline's Chief Information Security Officer" are ``Harborline -[has chief people officer]->
+    Grace Obi``, as "Meridian's chairman, Willem de Jong" is."""
+    d = p.doc
+    owner_tok = d.kid(n, "poss")
+    role = p.ref(n)
+    if owner_tok is None or role is None or not is_role(p, n, role) or not office(p, n):
+        return
+    owner = p.ref(owner_tok)
+    if owner is None or owner.is_value:
+        return
+    m = p.by_token[n]
+    words = [i for i in range(m.start, m.end) if d.alpha[i] and d.lower[i] not in ARTICLES]
+    yield from emit([owner], predicate_of(d, [], "has", *words), _holders(p, n), evidence)
+
+
+def _held_role(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
+    """A role written as a name in apposition with its holder and no owner: "Ines Moreau, the Head of Finance
+    Operations", "the General Counsel, Amara Eze" are ``Ines Moreau -[serves as]-> Head of Finance Operations``
+    (an owner's role is the owner's attribute: :func:`_owned_role`). Only a name holding a word of an office
+    (``Site Reliability Engineering`` after a name is a team), written with *the* and no complement of its own.
+    """
+    d = p.doc
+    m = p.by_token[n]
+    role = p.ref(n)
+    if role is None or n != d.span_head(m.start, m.end) or d.kid(n, "poss") is not None or not office(p, n):
+        return
+    if not is_role(p, n, role) or not any(d.lower[t] == "the" for t in d.kids(n, "det")):
+        return  # "Jeff Colyer Lieutenant Governor": a flattened table, not an apposition
+    if any(not m.start <= c < m.end for w in range(m.start, m.end) for c in d.kids(w, "prep")):
+        return  # "Jacob Zuma, the President of South Africa": the role's owner says more (its own relation)
+    yield from emit(_holders(p, n), "serves as", [Ref(role.name, "ROLE")], evidence)
+
+
+def _holders(p: Passage, n: int) -> list[Ref]:
+    """Who holds the role written as a name at ``n``: the person after it ("the General Counsel, Amara Eze") or
+    the person it is an apposition to ("Ines Moreau, the Head of Finance Operations")."""
+    d = p.doc
+    holders = titled_person(p, n)
+    if d.dep[n] == "appos":
+        head = p.ref(d.head[n])
+        if head is not None and (head.label == "PERSON" or (not head.is_value and person_like(head.name))):
+            holders.append(head)
+    return holders
+
+
 def _clause_subject(p: Passage, n: int) -> Ref | None:
     """The subject of the clause token ``n`` sits in (``Garbarek was born in Mysen, Norway, the only child of C``:
     *Garbarek*), or ``None`` when it is no person-like entity."""
@@ -149,7 +201,8 @@ def _topic_attribute(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
         return
     if d.lemma(n) in p.topic.kinds or p._names_topic(n) or (d.kids(n) == [det] and p._named_before(n)) or p.called(n):
         return  # "The battle was the decisive engagement of": the battle named before, no attribute of the topic
-    things = [r for a in d.kids(h, "attr") for r in refs_of(p, a)]
+    itself = p.ref(n)  # "The slave trade was the principal exchange": the complement is the subject, no attribute
+    things = [r for a in d.kids(h, "attr") for r in refs_of(p, a) if itself is None or r.name != itself.name]
     topic = p._topic_ref(resolved=True)
     if things and topic is not None:
         yield from emit([topic], _attribute(d, n), things, evidence)

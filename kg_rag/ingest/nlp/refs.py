@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from kg_rag.ingest.nlp.mentions import VALUES, Mention, NameTable, Topic, person_like
 from kg_rag.ingest.nlp.parse import Parse, list_item
+from kg_rag.ingest.nlp.things import THING
 
 COUNTS = frozenset({"NUMBER", "QUANTITY"})
 """Types of a mention that counts a noun: ``4 congressional districts`` is a quantity."""
@@ -62,6 +63,9 @@ class Passage:
     descriptions: dict[str, str] = field(default_factory=dict)
     lemma_at: dict[str, list[int]] = field(default_factory=dict)
     """Lemma -> its tokens, in order (built on first need: what a definite description may refer back to)."""
+    things: dict[int, str] = field(default_factory=dict)
+    """Head token -> name of a description the passage uses as a thing's name
+    (:func:`~kg_rag.ingest.nlp.things.find_things`): asked last, after what a noun may stand for."""
 
     def __post_init__(self) -> None:
         for m in self.mentions:
@@ -85,8 +89,8 @@ class Passage:
                 return None
             antecedent = self.ref(d.head[clause], depth + 1)  # "the General Counsel, Amara Eze, who reports to"
             held = (
-                _titled_person(self, d.head[clause])
-                if antecedent is not None and _role(self, d.head[clause], antecedent)
+                titled_person(self, d.head[clause])
+                if antecedent is not None and is_role(self, d.head[clause], antecedent)
                 else []
             )
             return held[0] if held else antecedent
@@ -95,8 +99,10 @@ class Passage:
         quantity = self._quantity(i)
         if quantity is not None:
             return quantity
-        described = self._described(i, depth)
-        return described if described is not None else self.called(i)
+        described = self._described(i, depth) or self.called(i)
+        if described is None and i in self.things:
+            return Ref(self.things[i], THING)
+        return described
 
     def _quantity(self, i: int) -> Ref | None:
         """A counted noun is a quantity: ``4 congressional districts``, ``273,282 TEUs``. A date before a noun is
@@ -229,7 +235,7 @@ class Passage:
         return self._topic_ref(resolved=True) if topic_fits else None
 
     def note_subject(self, ref: Ref) -> None:
-        if not ref.is_value:
+        if not ref.is_value and ref.label != THING:  # a pronoun refers to a name (or the topic), as before things
             self.recent.append(ref)
             del self.recent[:-8]
 
@@ -295,8 +301,8 @@ def refs_of(p: Passage, i: int) -> list[Ref]:
     for t in conjuncts(d, i):
         named = _named_after(p, t) or _bulleted(p, t)  # "the country singer Sammi Smith"; "members:" and a list
         ref = None if named else p.ref(t)
-        if ref is not None and _role(p, t, ref) and d.dep[t] != "appos":
-            named = _titled_person(p, t)  # "reports to the Chief Technology Officer, Kwame Mensah"
+        if ref is not None and is_role(p, t, ref) and d.dep[t] != "appos":
+            named = titled_person(p, t)  # "reports to the Chief Technology Officer, Kwame Mensah"
         if named:
             refs += named
         elif ref is not None:
@@ -347,14 +353,15 @@ def _bulleted(p: Passage, i: int) -> list[Ref]:
     return out
 
 
-def _role(p: Passage, i: int, ref: Ref) -> bool:
+def is_role(p: Passage, i: int, ref: Ref) -> bool:
     """Whether the name token ``i`` stands for may be a role written as a name: untyped ("Chief People Officer"),
     or typed an organisation by a recogniser that reads capitalised offices so, when a word of it names an office
     ("VP of Engineering", "General Counsel")."""
-    return ref.label == "" or (ref.label == "ORGANIZATION" and _office(p, i))
+    return ref.label == "" or (ref.label == "ORGANIZATION" and office(p, i))
 
 
-def _office(p: Passage, i: int) -> bool:
+def office(p: Passage, i: int) -> bool:
+    """Whether the name token ``i`` stands in holds a word that names an office (:data:`OFFICES`)."""
     m = p.by_token.get(i)
     span = range(m.start, m.end) if m is not None else range(i, i + 1)
     return any(p.doc.lower[w] in OFFICES for w in span)
@@ -363,15 +370,15 @@ def _office(p: Passage, i: int) -> bool:
 OFFICES = frozenset(
     """officer counsel president director chair chairman chairwoman chairperson head manager lead leader secretary
     treasurer vp svp evp ceo cfo cto coo cio ciso cmo editor founder minister governor commissioner dean provost
-    controller administrator coordinator superintendent chief executive""".split()
+    controller administrator coordinator superintendent chief executive commander""".split()
 )
 """Words that name an office: a name holding one, followed by a person's name, is the role that person holds."""
 
 
-def _titled_person(p: Passage, i: int) -> list[Ref]:
+def titled_person(p: Passage, i: int) -> list[Ref]:
     """The person a role written as a name stands for when the person follows in apposition ("the Chief Technology
     Officer, Kwame Mensah"; "Harborline's Chief People Officer, Grace Obi, owns ..."): the relation is with the
-    person, who holds the role now and may not later. Only for a role (:func:`_role`) and a name shaped as a
+    person, who holds the role now and may not later. Only for a role (:func:`is_role`) and a name shaped as a
     person's (:func:`person_like`), which the recogniser may have typed an organisation (it often reads an
     unfamiliar name so): after a place ("Bergheim, Rhein-Erft-Kreis", "Folkestone, Kent") the apposition is a
     larger place, whatever the recogniser calls it."""
@@ -379,14 +386,17 @@ def _titled_person(p: Passage, i: int) -> list[Ref]:
     m = p.by_token.get(i)
     words = range(m.start, m.end) if m is not None else range(i, i + 1)
     after = [a for w in words for a in d.kids(w, "appos")]  # "the VP of Engineering, Sam Okoro": of its last word
-    if not any(d.kids(c, "cc") for c in conjuncts(d, i)):  # "the General Counsel, Amara Eze, who": no "and"
-        after += d.kids(i, "conj")
-    office = _office(p, i)
+    for w in {i, *words}:  # "the General Counsel, Amara Eze, who", "the VP of Engineering, Sam Okoro" read as a list
+        if not any(d.kids(c, "cc") for c in conjuncts(d, w)):  # (no "and")
+            after += d.kids(w, "conj")
+    holds_office = office(p, i)
     return [
         r
         for a in after
         for r in [p.ref(a)]
-        if r is not None and (r.label == "PERSON" or (office and r.label == "ORGANIZATION")) and person_like(r.name)
+        if r is not None
+        and (r.label == "PERSON" or (holds_office and r.label == "ORGANIZATION"))
+        and person_like(r.name)
     ]
 
 

@@ -799,6 +799,109 @@ SHAPES = [
         },
         {("Travel Policy 2019", "REPLACED_BY", "Global Travel Policy 2023")},
     ),
+    (
+        "descriptions a passage uses as names",
+        None,
+        "The checkout service depends on the payment-gateway service and on the inventory service. The payment-gateway "
+        "service depends on the Orders Database. Kaspar Ilves maintains the sensor network. The sensor network was "
+        "funded by the European Regional Development Fund. The checkout service and the inventory service are slow.",
+        {
+            ("checkout service", "DEPENDS_ON", "payment-gateway service"),
+            ("checkout service", "DEPENDS_ON", "inventory service"),
+            ("payment-gateway service", "DEPENDS_ON", "Orders Database"),
+            ("Kaspar Ilves", "MAINTAINS", "sensor network"),
+            ("sensor network", "FUNDED_BY", "European Regional Development Fund"),
+        },
+        {("payment-gateway service", "DEPENDS_ON", "checkout service")},
+    ),
+    (
+        "a description said of a name is its kind, not a thing",
+        None,
+        "WXYZ is a radio station in Ohio. The radio station was founded by John Smith.",
+        set(),
+        {("radio station", "FOUNDED_BY", "John Smith")},
+    ),
+    (
+        "another of a kind is no thing",
+        None,
+        "Another heavy snow event occurred in 1916. Another snow event occurred in 2008.",
+        set(),
+        {("snow event", "OCCURRED_IN", "1916"), ("snow event", "OCCURRED_IN", "2008")},
+    ),
+    (
+        "a name behind a description's preposition says more than the description",
+        None,
+        "Vasco da Gama found the sea route to India. The sea route was long.",
+        {("Vasco da Gama", "FOUND_SEA_ROUTE_TO", "India")},
+        {("Vasco da Gama", "FOUND", "sea route")},
+    ),
+    (
+        "a description's copula complement is the description, no attribute of the topic",
+        "Gold Coast",
+        "Gold Coast traded gold with Portugal. The slave trade grew. The slave trade was the principal exchange of "
+        "the economy.",
+        {("Gold Coast", "TRADED_GOLD_WITH", "Portugal")},
+        {("Gold Coast", "HAS_TRADE", "slave trade")},
+    ),
+    (
+        "a name the tagger read as a noun where a sentence opens",
+        None,
+        "In 2004 Veltrix acquired Nordlys Software. Veltrix became a wholly owned subsidiary of Meridian.",
+        {("Veltrix", "ACQUIRED", "Nordlys Software"), ("Veltrix", "PART_OF", "Meridian")},
+        {("Meridian", "PART_OF", "Veltrix")},
+    ),
+    (
+        "a duration written in parts is one value",
+        None,
+        "On 12 February the checkout service returned errors for 2 hours and 14 minutes. The checkout service "
+        "recovered.",
+        {("checkout service", "RETURNED_ERRORS_FOR", "2 hours and 14 minutes")},
+        {("checkout service", "RETURNED_ERRORS_FOR", "14 minutes")},
+    ),
+    (
+        "a pronoun refers to the topic, not to a description",
+        "White Horse (song)",
+        "White Horse is a song by Taylor Swift. The title track was written by Jane Smith. It was released in 1990. "
+        "The title track charted.",
+        {("White Horse", "RELEASED_IN", "1990")},
+        {("title track", "RELEASED_IN", "1990")},
+    ),
+    (
+        "a role written as a name, its owner and its holder",
+        None,
+        "Harborline's Chief People Officer, Grace Obi, owns the Remote Work Policy.",
+        {("Harborline", "HAS_OFFICER", "Grace Obi"), ("Grace Obi", "OWNS", "Remote Work Policy")},
+        {("Grace Obi", "HAS_OFFICER", "Harborline"), ("Chief People Officer", "OWNS", "Remote Work Policy")},
+    ),
+    (
+        "a role written as a name after its holder, with its owner",
+        None,
+        "Policy v4 is owned by Rahul Desai, Harborline's Chief Information Security Officer.",
+        {("Harborline", "HAS_OFFICER", "Rahul Desai"), ("Policy v4", "OWNED_BY", "Rahul Desai")},
+        {("Rahul Desai", "HAS_OFFICER", "Harborline")},
+    ),
+    (
+        "a role written as a name, with its holder and no owner",
+        None,
+        "He reports to the General Counsel, Amara Eze, who reports to the Chief Executive Officer, Martin Hale. "
+        "Elena Petrova informed the Customer Support team and the VP of Engineering, Sam Okoro.",
+        {
+            ("Amara Eze", "SERVES_AS", "General Counsel"),
+            ("Amara Eze", "REPORTS_TO", "Martin Hale"),
+            ("Martin Hale", "SERVES_AS", "Chief Executive Officer"),
+            ("Elena Petrova", "INFORMED", "Sam Okoro"),
+            ("Sam Okoro", "SERVES_AS", "VP of Engineering"),
+        },
+        {("Elena Petrova", "INFORMED", "VP of Engineering"), ("General Counsel", "SERVES_AS", "Amara Eze")},
+    ),
+    (
+        "a role with a complement of its own, or no office, is no held role",
+        None,
+        "Jacob Zuma, the President of South Africa, attended the summit. Author: Noor Haddad, Site Reliability "
+        "Engineering.",
+        set(),
+        {("Jacob Zuma", "SERVES_AS", "President"), ("Noor Haddad", "SERVES_AS", "Site Reliability Engineering")},
+    ),
 ]
 
 
