@@ -30,13 +30,13 @@ from kg_rag.ingest.extract import (
     ParsedRelation,
 )
 from kg_rag.ingest.formats import MARKDOWN_SUFFIXES
+from kg_rag.ingest.nlp.aliases import NameTable
 from kg_rag.ingest.nlp.clauses import read_clauses
 from kg_rag.ingest.nlp.loading import load_pipeline, pipeline_id
 from kg_rag.ingest.nlp.mentions import (
     LABELS,
     PASSAGE_VALUES,
     VALUES,
-    NameTable,
     Topic,
     bare_title,
     find_mentions,

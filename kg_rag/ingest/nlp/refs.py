@@ -7,7 +7,8 @@ from __future__ import annotations
 from bisect import bisect_left
 from dataclasses import dataclass, field
 
-from kg_rag.ingest.nlp.mentions import VALUES, Mention, NameTable, Topic, person_like
+from kg_rag.ingest.nlp.aliases import NameTable
+from kg_rag.ingest.nlp.mentions import VALUES, Mention, Topic, person_like
 from kg_rag.ingest.nlp.parse import Parse, list_item
 from kg_rag.ingest.nlp.things import THING
 
