@@ -173,6 +173,7 @@ def _joined_values(doc: Parse, kept: list[Mention]) -> list[Mention]:
             and doc.lower[last.end] == "and"
             and doc.num[last.start]
             and doc.num[m.start]
+            and doc.lower[last.end - 1] != doc.lower[m.end - 1]  # a smaller unit: "5 tonnes and 3 tonnes" are two
         ):
             out[-1] = Mention(last.start, m.end, _text(doc, last.start, m.end), m.label, m.kind)
         else:
@@ -190,8 +191,8 @@ def _named_again(doc: Parse, kept: Sequence[Mention]) -> list[Mention]:
     taken = {i for m in kept for i in range(m.start, m.end)}
     out = []
     for i in range(doc.n):
-        if i in taken or doc.pos[i] != "NOUN" or not doc.title[i] or doc.dep[i] not in NOMINAL:
-            continue
+        if i in taken or doc.pos[i] != "NOUN" or not doc.title[i] or doc.dep[i] not in NOMINAL or len(doc.text[i]) < 3:
+            continue  # (a capital letter alone is a unit or an initial: "28 °C")
         m = names.get(canonical_key(doc.text[i]))
         if m is not None:
             out.append(Mention(i, i + 1, m.name, m.label, m.kind))
@@ -600,7 +601,8 @@ _NOT_PEOPLE = frozenset(
     """city county river lake mount mountain cape island islands bay park street road state states university college
     school church cathedral company corporation museum airport station bridge valley national international
     united new north south east west fort port saint st. san santa district province region republic kingdom
-    empire range peak hill hills falls house hall tower castle palace war battle treaty act party council""".split()
+    empire range peak hill hills falls house hall tower castle palace war battle treaty act party council holdings
+    inc inc. ltd ltd. llc plc gmbh ag group committee board team department ministry agency fleet army navy""".split()
 )
 """Words of a title that name a kind of place, body or event: such a title is no person's name."""
 

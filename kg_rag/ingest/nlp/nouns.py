@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from kg_rag.ingest.nlp.mentions import ARTICLES, VALUES, person_like
 from kg_rag.ingest.nlp.parse import Parse
 from kg_rag.ingest.nlp.refs import (
+    OFFICES,
     PARTITIVES,
     PLACE_NOUNS,
     SUBJECTS,
@@ -17,7 +18,6 @@ from kg_rag.ingest.nlp.refs import (
     Ref,
     is_role,
     of_objects,
-    office,
     refs_of,
     titled_person,
 )
@@ -136,13 +136,13 @@ def _owned_role(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
     Grace Obi``, as "Meridian's chairman, Willem de Jong" is."""
     d = p.doc
     owner_tok = d.kid(n, "poss")
+    m = p.by_token[n]
     role = p.ref(n)
-    if owner_tok is None or role is None or not is_role(p, n, role) or not office(p, n):
+    if owner_tok is None or role is None or not _current_office(p, n, role):
         return
     owner = p.ref(owner_tok)
-    if owner is None or owner.is_value:
+    if owner is None or owner.is_value or owner.name == role.name:
         return
-    m = p.by_token[n]
     words = [i for i in range(m.start, m.end) if d.alpha[i] and d.lower[i] not in ARTICLES]
     yield from emit([owner], predicate_of(d, [], "has", *words), _holders(p, n), evidence)
 
@@ -156,25 +156,55 @@ def _held_role(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
     d = p.doc
     m = p.by_token[n]
     role = p.ref(n)
-    if role is None or n != d.span_head(m.start, m.end) or d.kid(n, "poss") is not None or not office(p, n):
+    if role is None or not _current_office(p, n, role):
         return
-    if not is_role(p, n, role) or not any(d.lower[t] == "the" for t in d.kids(n, "det")):
+    owner_tok = d.kid(n, "poss")
+    if owner_tok is not None and (d.tag[owner_tok] != "PRP$" or p.ref(owner_tok) is not None):
+        return  # the owner's attribute (:func:`_owned_role`); "our Chief Financial Officer, Mary Ortiz" has none
+    if owner_tok is None and not any(d.lower[t] == "the" for t in d.kids(n, "det")):
         return  # "Jeff Colyer Lieutenant Governor": a flattened table, not an apposition
     if any(not m.start <= c < m.end for w in range(m.start, m.end) for c in d.kids(w, "prep")):
         return  # "Jacob Zuma, the President of South Africa": the role's owner says more (its own relation)
     yield from emit(_holders(p, n), "serves as", [Ref(role.name, "ROLE")], evidence)
 
 
+FORMER = frozenset({"former", "previous", "late", "erstwhile", "outgoing", "past", "ex", "then", "onetime"})
+"""Words that say a role was held and is no longer: "the former General Counsel, Amara Eze" serves as nothing now."""
+
+
+def _current_office(p: Passage, n: int, role: Ref) -> bool:
+    """Whether the name at ``n`` (its head) is an office held now: its head word names one ("Chief People Officer",
+    "VP of Engineering"; not "Executive Committee"), and nothing says it was held before ("the former CFO")."""
+    d = p.doc
+    m = p.by_token[n]
+    if n != d.span_head(m.start, m.end) or d.lower[n] not in OFFICES or not is_role(p, n, role):
+        return False
+    before = range(d.left_edge(n), m.start)
+    return not any(d.lower[w].rstrip("-") in FORMER for w in (*before, *range(m.start, m.end)))
+
+
 def _holders(p: Passage, n: int) -> list[Ref]:
     """Who holds the role written as a name at ``n``: the person after it ("the General Counsel, Amara Eze") or
-    the person it is an apposition to ("Ines Moreau, the Head of Finance Operations")."""
+    the person it is an apposition to ("Ines Moreau, the Head of Finance Operations"): of several names in a row, the
+    persons ("the Commander, US Pacific Fleet, Admiral John Aquilino")."""
     d = p.doc
     holders = titled_person(p, n)
     if d.dep[n] == "appos":
         head = p.ref(d.head[n])
         if head is not None and (head.label == "PERSON" or (not head.is_value and person_like(head.name))):
             holders.append(head)
-    return holders
+    m = p.by_token[n]
+    chain = [a for w in range(m.start, m.end) for a in d.kids(w, "appos")]
+    for a in list(chain):  # "Director, Product Management, Lea Fox": the names in a row after the role
+        chain += [b for w in _words(p, a) for b in d.kids(w, "appos")]
+    people = [r for a in chain for r in [p.ref(a)] if r is not None and r.label == "PERSON"]
+    people += [r for r in holders if r.label == "PERSON" and r not in people]
+    return people or holders[:1]
+
+
+def _words(p: Passage, i: int) -> range:
+    m = p.by_token.get(i)
+    return range(m.start, m.end) if m is not None else range(i, i + 1)
 
 
 def _clause_subject(p: Passage, n: int) -> Ref | None:

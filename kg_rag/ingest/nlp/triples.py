@@ -15,6 +15,7 @@ from kg_rag.ingest.nlp.refs import (
     Ref,
     refs_of,
 )
+from kg_rag.ingest.nlp.things import THING
 
 DIRECT, RESOLVED = 1.0, 0.8
 """Confidence of a relation whose ends are both written as names, and of one where an end was resolved from a
@@ -104,9 +105,20 @@ def via(p: Passage, subjects: list[Ref], words: str, prep: int, evidence: str) -
         times = [r.name for r in objects if r.label in ("DATE", "TIME")]
         if times and (d.dep[prep] != "agent" or any(ch.isdigit() for t in times for ch in t)):
             return
+    if objects and all(r.label == THING for r in objects):  # "grew up in a log cabin in Kentucky": the name behind
+        named = [t for t in _through(p, subjects, words, prep, evidence) if t.target.label != THING]  # says more
+        if named:
+            yield from named
+            return
     if objects:
         yield from emit(subjects, words, objects, evidence)
         return
+    yield from _through(p, subjects, words, prep, evidence)
+
+
+def _through(p: Passage, subjects: list[Ref], words: str, prep: int, evidence: str) -> Iterator[Triple]:
+    """Through a noun with a preposition of its own: ``on behalf of X`` is ``words + behalf of`` X."""
+    d = p.doc
     for o in d.kids(prep, "pobj"):
         if d.pos[o] == "NOUN":
             for inner in d.kids(o, "prep"):

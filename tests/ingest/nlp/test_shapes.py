@@ -859,6 +859,21 @@ SHAPES = [
         {("checkout service", "RETURNED_ERRORS_FOR", "14 minutes")},
     ),
     (
+        "values of one unit are two values",
+        None,
+        "Tesla delivered 5 tonnes and 3 tonnes to Berlin.",
+        {("Tesla", "DELIVERED", "5 tonnes"), ("Tesla", "DELIVERED", "3 tonnes")},
+        {("Tesla", "DELIVERED", "5 tonnes and 3 tonnes")},
+    ),
+    (
+        "a capital letter alone is no name read again",
+        "Saint Barthélemy",
+        "Saint Barthélemy has a tropical climate. The average high and low temperatures in January are 28 °C and "
+        "22 °C.",
+        {("Saint Barthélemy", "HAS_TEMPERATURES", "28 °C")},
+        set(),
+    ),
+    (
         "a pronoun refers to the topic, not to a description",
         "White Horse (song)",
         "White Horse is a song by Taylor Swift. The title track was written by Jane Smith. It was released in 1990. "
@@ -893,6 +908,25 @@ SHAPES = [
             ("Sam Okoro", "SERVES_AS", "VP of Engineering"),
         },
         {("Elena Petrova", "INFORMED", "VP of Engineering"), ("General Counsel", "SERVES_AS", "Amara Eze")},
+    ),
+    (
+        "a former role is held no more; an office is the role's head word",
+        None,
+        "Harborline's previous Chief People Officer, Mark Dunn, will retire. The former General Counsel, Amara Eze, "
+        "testified. Acme's Executive Committee, Ann Lee, Bob Roe and Carl Fox, approved the plan.",
+        set(),
+        {
+            ("Harborline", "HAS_OFFICER", "Mark Dunn"),
+            ("Amara Eze", "SERVES_AS", "General Counsel"),
+            ("Acme", "HAS_COMMITTEE", "Ann Lee"),
+        },
+    ),
+    (
+        "the person among names in a row after a role; a role under a possessive pronoun",
+        None,
+        "Acme's Director, Product Management, Lea Fox, presented. Our Chief Financial Officer, Mary Ortiz, resigned.",
+        {("Acme", "HAS_DIRECTOR", "Lea Fox"), ("Mary Ortiz", "SERVES_AS", "Chief Financial Officer")},
+        {("Acme", "HAS_DIRECTOR", "Product Management")},
     ),
     (
         "a role with a complement of its own, or no office, is no held role",

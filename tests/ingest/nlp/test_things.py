@@ -31,6 +31,38 @@ CASES = [
     ("an adjective describes, it does not name", "The new service failed. The new service restarted.", set()),
     ("a bare plural speaks of the kind", "Tuition fees rose in 1998. Tuition fees fell in 2004.", set()),
     ("another one of a kind", "A snow event hit Seattle. Another snow event hit Tacoma.", set()),
+    (
+        "a name among the modifiers makes it that name's",
+        "The Japan net sales decrease was small. The China net sales decrease was large.",
+        set(),
+    ),
+    (
+        "cut inside a hyphenated word",
+        "The long-term investments grew. The long-term investments fell.",
+        set(),
+    ),
+    (
+        "told apart in two ways: two of a kind",
+        "The load balancer in Frankfurt failed. The load balancer in Virginia failed.",
+        set(),
+    ),
+    ("old and new: two of a kind", "The old payment service was slow. The new payment service is fast.", set()),
+    (
+        "counted by a number",
+        "Vestas installed 4930 wind turbines. The wind turbines were built by GE. The wind turbines are tall.",
+        set(),
+    ),
+    ("several of a kind", "Acme has several data centers. The data center opened. The data center closed.", set()),
+    (
+        "a description written before the name it describes",
+        "The chip maker Nvidia reported revenue. The chip maker is led by Jensen Huang.",
+        set(),
+    ),
+    (
+        "told apart once: still one thing",
+        "The sensor network was built in 2019. The group's sensor network is funded by the state.",
+        {"sensor network"},
+    ),
     ("a proper name is a name already", "The Orders Database failed. The Orders Database restarted.", set()),
     (
         "said of a name: the name's kind",
