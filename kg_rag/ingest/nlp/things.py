@@ -54,12 +54,13 @@ def find_things(doc: Parse, mentions: Sequence[Mention]) -> dict[int, str]:
     named = {i for m in mentions if not m.is_value for i in range(m.start, m.end)}
     valued = {i for m in mentions if m.is_value for i in range(m.start, m.end)}
     starts = {m.start for m in mentions if not m.is_value}
+    taken = named | valued
     found: list[tuple[int, str]] = []  # (head, key) in text order
     names: dict[str, str] = {}
     kinds: set[str] = set()
     told: dict[str, set[tuple[str, ...]]] = {}  # key -> the different ways its uses are told apart
     for h in range(doc.n):
-        start = _described_from(doc, h, named | valued)
+        start = _described_from(doc, h, taken)
         if start is None:
             continue
         key = " ".join([*(doc.lower[i] for i in range(start, h) if not doc.punct[i]), doc.lemma(h)])
