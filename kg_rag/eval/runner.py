@@ -81,6 +81,19 @@ GRAPH_METRICS = (
 """Graph-context metrics (see evaluation/README.md); ``None`` for chunk-only methods."""
 
 
+def _graph_half(text: str) -> str:
+    """The context before its entity table and its sources: the paths and the relationship rows. A context with
+    neither opens with the entity table, and its graph half is empty (the table's descriptions are no relation)."""
+    cut = len(text)
+    for header in ("-----Entities-----", "-----Sources-----"):
+        at = text.find(header)
+        while at > 0 and text[at - 1] != "\n":  # a header starts a line
+            at = text.find(header, at + 1)
+        if at >= 0:
+            cut = min(cut, at)
+    return text[:cut]
+
+
 def graph_context_metrics(
     result: Any, formatted: Any, gold: set[str], answers: Sequence[str] = (), stated: set[str] | None = None
 ) -> dict[str, float]:
@@ -100,7 +113,7 @@ def graph_context_metrics(
     types = {r.relation_id: r.relation_type for r in result.relations}
     shown_paths = [result.paths[i] for i in formatted.paths if result.paths[i].steps]
     reached = set(rows) | {s.relation_id for pa in shown_paths for s in pa.steps}
-    graph_text = formatted.text.split("\n-----Entities-----")[0].split("\n-----Sources-----")[0]
+    graph_text = _graph_half(formatted.text)
     # table cells are delimited by "|", which answer normalisation deletes: "|Madonna|Andrew Morton|" would
     # read "madonnaandrew mortonwritten", so cells are split apart before matching
     graph_text = graph_text.replace("|", " ")

@@ -63,6 +63,22 @@ def test_an_answer_in_a_relationship_row_counts_as_in_the_graph_half():
         assert graph_context_metrics(result, formatted, {"r0"}, [elsewhere])["answer_in_graph_context"] == 0.0
 
 
+def test_a_context_without_rows_has_an_empty_graph_half():
+    """A context with no paths and no rows opens with its entity table: a figure in an entity's description is not
+    an answer written in the graph half."""
+    from types import SimpleNamespace
+
+    from kg_rag.eval.runner import graph_context_metrics
+
+    text = (
+        "-----Entities-----\nid|entity|type|description|rank\n0|Revenue|ENTITY|$ 7,192 Operating income|1.8\n"
+        "-----Sources-----\n[1] chunk=c doc=d\n| Revenue was $ 7,192 million."
+    )
+    formatted = SimpleNamespace(relations=[], paths=[], text=text, tokens=30)
+    result = SimpleNamespace(relations=[], paths=[])
+    assert graph_context_metrics(result, formatted, set(), ["7,192"])["answer_in_graph_context"] == 0.0
+
+
 def test_single_hop_steps_are_asked_on_their_own(small_eval):
     """``--dataset musique-steps``: each step of a decomposition becomes a question with its own gold passage,
     earlier answers written in; knowledge-base steps read as questions; unresolvable and repeated steps go."""
