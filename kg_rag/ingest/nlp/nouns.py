@@ -150,9 +150,9 @@ def _owned_role(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
 def _held_role(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
     """A role written as a name in apposition with its holder and no owner: "Ines Moreau, the Head of Finance
     Operations", "the General Counsel, Amara Eze" are ``Ines Moreau -[serves as]-> Head of Finance Operations``
-    (an owner's role is the owner's attribute: :func:`_owned_role`). Only a name holding a word of an office
-    (``Site Reliability Engineering`` after a name is a team), written with *the* and no complement of its own.
-    """
+    (an owner's role is the owner's attribute: :func:`_owned_role`). Only an office held now
+    (:func:`_current_office`; ``Site Reliability Engineering`` after a name is a team), written with *the* (or a
+    pronoun's *our*) and no complement of its own."""
     d = p.doc
     m = p.by_token[n]
     role = p.ref(n)
