@@ -46,6 +46,7 @@ from kg_rag.ingest.nlp.triples import (
     BIRTH,
     Triple,
     article,
+    behind_thing,
     describe,
     emit,
     noun_words,
@@ -155,22 +156,10 @@ def _verb(p: Passage, v: int, evidence: str) -> Iterator[Triple]:
                 yield from emit(subjects, predicate_of(d, group, *noun_words(d, c)), listed, evidence)
                 continue
             objects = refs_of(p, c)
-            if objects and all(o.label == THING for o in objects):  # "found the sea route to India": a named end
-                # reached through the thing's prepositions says more than the thing
-                through = [
-                    t
-                    for prep in d.kids(c, "prep")
-                    for t in via(
-                        p,
-                        subjects,
-                        predicate_of(d, group, *article(d, c, prep), *noun_words(d, c), prep),
-                        prep,
-                        evidence,
-                    )
-                    if t.target.label != THING
-                ]
-                if through:
-                    yield from through
+            if objects and all(o.label == THING for o in objects):
+                named = behind_thing(p, subjects, predicate_of(d, group), c, evidence)
+                if named:
+                    yield from named
                     continue
             if objects:
                 yield from emit(subjects, predicate_of(d, group), objects, evidence)

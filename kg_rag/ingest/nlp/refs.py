@@ -387,8 +387,9 @@ def titled_person(p: Passage, i: int) -> list[Ref]:
     m = p.by_token.get(i)
     words = range(m.start, m.end) if m is not None else range(i, i + 1)
     after = [a for w in words for a in d.kids(w, "appos")]  # "the VP of Engineering, Sam Okoro": of its last word
-    for w in {i, *words}:  # "the General Counsel, Amara Eze, who", "the VP of Engineering, Sam Okoro" read as a list
-        if not any(d.kids(c, "cc") for c in conjuncts(d, w)):  # (no "and")
+    # "the General Counsel, Amara Eze, who", "the VP of Engineering, Sam Okoro" read as a list (no "and")
+    for w in sorted({i, *words}):
+        if not any(d.kids(c, "cc") for c in conjuncts(d, w)):
             after += d.kids(w, "conj")
     holds_office = office(p, i)
     return [

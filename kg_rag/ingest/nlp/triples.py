@@ -105,26 +105,31 @@ def via(p: Passage, subjects: list[Ref], words: str, prep: int, evidence: str) -
         times = [r.name for r in objects if r.label in ("DATE", "TIME")]
         if times and (d.dep[prep] != "agent" or any(ch.isdigit() for t in times for ch in t)):
             return
-    if objects and all(r.label == THING for r in objects):  # "grew up in a log cabin in Kentucky": the name behind
-        named = [t for t in _through(p, subjects, words, prep, evidence) if t.target.label != THING]  # says more
+    if objects and all(r.label == THING for r in objects):
+        named = [t for o in d.kids(prep, "pobj") for t in behind_thing(p, subjects, words, o, evidence)]
         if named:
             yield from named
             return
     if objects:
         yield from emit(subjects, words, objects, evidence)
         return
-    yield from _through(p, subjects, words, prep, evidence)
-
-
-def _through(p: Passage, subjects: list[Ref], words: str, prep: int, evidence: str) -> Iterator[Triple]:
-    """Through a noun with a preposition of its own: ``on behalf of X`` is ``words + behalf of`` X."""
-    d = p.doc
     for o in d.kids(prep, "pobj"):
         if d.pos[o] == "NOUN":
-            for inner in d.kids(o, "prep"):
-                noun = [*article(d, o, inner), *(d.lower[w] for w in noun_words(d, o))]
-                longer = f"{words} {' '.join(noun)} {d.lower[inner]}"
-                yield from emit(subjects, longer, prep_objects(p, inner), evidence)
+            yield from _through(p, subjects, words, o, evidence)
+
+
+def behind_thing(p: Passage, subjects: list[Ref], words: str, noun: int, evidence: str) -> list[Triple]:
+    """The named ends behind a thing's own prepositions ("found the sea route to India", "grew up in a log cabin in
+    Kentucky"): they say more than the thing, and stand in its place when there are any."""
+    return [t for t in _through(p, subjects, words, noun, evidence) if t.target.label != THING]
+
+
+def _through(p: Passage, subjects: list[Ref], words: str, noun: int, evidence: str) -> Iterator[Triple]:
+    """Through a noun with a preposition of its own: ``on behalf of X`` is ``words + behalf of`` X."""
+    d = p.doc
+    for inner in d.kids(noun, "prep"):
+        said = [*article(d, noun, inner), *(d.lower[w] for w in noun_words(d, noun))]
+        yield from emit(subjects, f"{words} {' '.join(said)} {d.lower[inner]}", prep_objects(p, inner), evidence)
 
 
 def places_in(p: Passage, prep: int) -> list[Ref]:
