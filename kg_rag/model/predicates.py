@@ -182,8 +182,10 @@ def typing_form(predicate: str) -> PredicateForm:
     """The form a predicate is typed by: :func:`analyse`'s, except that a bare passive keeps its *be* (``was
     appointed``, ``is called``, ``was elected`` + a role): without it the participle reads as the active verb,
     the other way round (``X -[APPOINTED]-> ambassador``), so it is typed ``WAS_APPOINTED``, apart from the active
-    ``appointed``. The relation's identity (:func:`relation_key`) stays the lemma key."""
-    form = analyse(predicate)
+    ``appointed``. A number in a predicate (``is 302 of``, ``filed 6,212,663``: a table or a list the parse ran
+    together) is a value, not a word of the relation: the type is read without it, so ``302_OF`` is ``RELATED``.
+    The relation's identity (:func:`relation_key`) stays the lemma key."""
+    form = _without_numbers(analyse(predicate))
     words = [w for w in form.surface if w not in NEGATION]
     if len(words) != 1 or not past_participle(words[0]) or words[0] in BE:
         return form
@@ -195,6 +197,23 @@ def typing_form(predicate: str) -> PredicateForm:
     tense = "was" if be in ("was", "were") else "is"  # "are called", "has been named": IS_CALLED, IS_NAMED
     surface = (tense, *negated, words[0])  # "was not elected": WAS_NOT_ELECTED
     return PredicateForm(surface, (BARE_PASSIVE, *negated, lemma(words[0])), form.copula)
+
+
+def _without_numbers(form: PredicateForm) -> PredicateForm:
+    """The form without its numbers (``302``, ``6,212,663``; with the *No.* that numbers one: ``ranked No. 1``), key
+    and surface alike. An ordinal or a code is a word (``12th most populous`` is not ``most populous``)."""
+    words = form.surface
+    drop = {k for k, w in enumerate(words) if _number(w)}
+    drop |= {k - 1 for k in drop if k > 0 and words[k - 1] in ("no", "nos", "number", "numbers")}
+    if not drop:
+        return form
+    marker = form.key[:1] if form.key[:1] == (NOUN_PHRASE,) else ()
+    kept = [(w, key) for k, (w, key) in enumerate(zip(words, form.key[len(marker) :], strict=True)) if k not in drop]
+    return PredicateForm(tuple(w for w, _ in kept), (*marker, *(key for _, key in kept)), form.copula, form.active)
+
+
+def _number(word: str) -> bool:
+    return any(ch.isdigit() for ch in word) and all(ch.isdigit() or ch in ",.:/-" for ch in word)
 
 
 BARE_PASSIVE = "<be>"

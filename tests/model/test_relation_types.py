@@ -93,6 +93,24 @@ def test_related_only_for_empty_or_meaningless_predicates(predicate):
     assert RelationTyper()(predicate) == RELATED
 
 
+@pytest.mark.parametrize(
+    "predicate, expected",
+    [
+        ("is 302 of", RELATED),  # "Section 302 of the Act": a number and a preposition name no relation
+        ("129,312", RELATED),  # a table row the parse ran together
+        ("129,312 22,570", RELATED),
+        ("filed 6,212,663", "FILED"),
+        ("scored 117", "SCORED"),
+        ("ranked No. 1 professional in", "RANKED_PROFESSIONAL_IN"),  # not "no" as a negation
+        ("placing 2nd in", "PLACING_2ND_IN"),  # an ordinal is a word: 12th most populous is not most populous
+    ],
+)
+def test_a_number_in_a_predicate_is_no_word_of_its_type(predicate, expected):
+    typer = RelationTyper()
+    assert typer(predicate) == expected
+    assert typer.fit({predicate: 3})[predicate] == expected
+
+
 def test_passive_never_becomes_the_active_type():
     typer = RelationTyper()
     for active, passive in (
