@@ -4,7 +4,8 @@ Canonical keys already merge case and punctuation variants (``the United States`
 merges the *other* spellings of one name — an acronym and its expansion (``U.S.``, ``US`` -> *United States*;
 ``USA``, ``U.S.A.`` -> *United States of America*), an acronym written with and without dots, a name with and
 without a leading article, a name with and without ``of`` and the place or body it belongs to when no other thing
-of that name is written (*United States of America* -> *United States*) — when the evidence agrees:
+of that name is written (*United States of America* -> *United States*), a company's name with and without its
+legal form (*NVIDIA Corporation* -> *NVIDIA*) — when the evidence agrees:
 
 - a **name rule** relates the two spellings (one of the above);
 - their **embeddings** are similar (at least :data:`MIN_SIMILARITY`; for an expansion, ``of`` plus more words,
@@ -31,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from kg_rag.index.build import GraphIndex
-from kg_rag.model.names import DEFAULT_ENTITY_TYPE
+from kg_rag.model.names import DEFAULT_ENTITY_TYPE, canonical_key, short_form
 from kg_rag.model.resolution import Resolution, merge_entities, resolve_graph
 
 logger = logging.getLogger(__name__)
@@ -158,6 +159,9 @@ def find_candidates(index: GraphIndex, resolution: Resolution | None = None, emb
         base = of_base(k)
         if base is not None and base in key_set:
             proposals.append((k, base, "of"))
+        short = short_form(name[k])
+        if short is not None and canonical_key(short) in key_set and canonical_key(short) != k:
+            proposals.append((k, canonical_key(short), "legal form"))
     for letters, group in acronyms.items():
         dotted = sorted(group, key=lambda k: (len(name[k]), k))
         proposals += [(k, dotted[0], "acronym spelling") for k in dotted[1:]]
@@ -177,10 +181,13 @@ def find_candidates(index: GraphIndex, resolution: Resolution | None = None, emb
     for key, into, rule in proposals:
         if rule == "acronym":
             all_expansions.setdefault(key, []).append((into, similarity(key, into)))
-        if resolution.kept_apart(key, into) or not _guarded(name[key], name[into]):
-            continue
+        written = (short_form(name[key]) or name[key]) if rule == "legal form" else name[key]
+        if resolution.kept_apart(key, into) or not _guarded(written, name[into]):
+            continue  # "Amazon.com, Inc.": the comma before a legal form is no qualifier
         if not _types_agree(nodes[key]["entity_type"], nodes[into]["entity_type"]):
             continue
+        if rule == "legal form" and nodes[into]["entity_type"] in ("LOCATION", "PERSON"):
+            continue  # a company named after a place or a person is not that place or person
         sim = similarity(key, into)
         floor = QUALIFIED_SIMILARITY if rule == "of" else MIN_SIMILARITY
         if sim < floor:

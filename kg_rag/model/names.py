@@ -287,6 +287,34 @@ def shown_name(name: str, limit: int = 60) -> str:
     return repr(text) if len(text) <= limit else f"{text[:limit]!r}... ({len(text)} characters)"
 
 
+LEGAL_FORMS = frozenset(
+    """inc incorporated corp corporation co company ltd limited llc llp lp plc holdings ag gmbh sa se nv bv as asa ab
+    oy spa srl kk""".split()
+)
+"""Words that write a company's legal form, not which company it is: *Meridian Holdings* is *Meridian*, *Apple Inc.*
+is *Apple*. (*Veltrix Systems* is not *Veltrix*: a descriptive word may tell two companies apart; nor is *Group*
+a form: the *Stock Plan Group* is a team, not the *Stock Plan*.)"""
+
+
+def legal_form(name: str) -> bool:
+    """Whether a name ends in a legal form (:data:`LEGAL_FORMS`, written with a capital: *Rank Group*, not the
+    *Vilnius group* of countries) after at least one word of its own."""
+    words = name.replace(",", " ").split()
+    return len(words) >= 2 and words[-1][:1].isupper() and words[-1].casefold().strip(".") in LEGAL_FORMS
+
+
+def short_form(name: str) -> str | None:
+    """The name without its legal form (*Amazon.com, Inc.* -> *Amazon.com*), or ``None`` when it has none."""
+    if not legal_form(name) or any(ch in name for ch in "()[]"):
+        return None  # "Chengdu) Co., Ltd.": a name the text broke off
+    words = name.replace(",", " ").split()
+    while len(words) > 1 and words[-1][:1].isupper() and words[-1].casefold().strip(".") in LEGAL_FORMS:
+        words.pop()
+    if words[-1].casefold().strip(".") in LEGAL_FORMS or not any(ch.isalpha() for ch in words[-1]):
+        return None  # "Co. Ltd": nothing but a legal form
+    return " ".join(words)
+
+
 def _snake(value: str | None) -> str:
     if value is None:
         return ""

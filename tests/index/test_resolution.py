@@ -130,6 +130,20 @@ def test_of_and_a_name_is_merged_only_when_the_embeddings_hardly_tell_the_two_ap
     assert ("heilongjiang province of china", "heilongjiang province") in found
 
 
+def test_a_companys_name_with_and_without_its_legal_form_is_one_entity():
+    """*Amazon.com, Inc.* is *Amazon.com* (the comma before a legal form is no qualifier); *Veltrix Systems* is not
+    *Veltrix* (a descriptive word is no legal form); types and embeddings must still agree."""
+    concepts = {"Amazon.com, Inc.": "a", "Amazon.com": "a", "Meridian Holdings": "m", "Meridian": "m"}
+    concepts |= {"Veltrix Systems": "v", "Veltrix": "v"}
+    index = build_index(_graph(list(concepts)), ConceptEmbeddings(concepts))
+    found = {(c.key, c.into, c.rule) for c in find_candidates(index)}
+    assert found == {("amazon com inc", "amazon com", "legal form"), ("meridian holdings", "meridian", "legal form")}
+    for long, short, short_type in (("Boston Holdings", "Boston", "LOCATION"), ("Chengdu) Co., Ltd.", "Chengdu", None)):
+        typed = _graph([long, short], {long: "ORGANIZATION", short: short_type or "ENTITY"})
+        alike = ConceptEmbeddings(dict.fromkeys([long, short], "b"))
+        assert not find_candidates(build_index(typed, alike)), long  # a place's company; a broken name
+
+
 def test_decisions_by_hand_come_first_and_hold_against_the_evidence():
     emb = ConceptEmbeddings(dict.fromkeys(["United States", "USA"], "usa"))
     decisions = Resolution(apart={("united states", "usa")})
