@@ -518,6 +518,7 @@ def split_documents(
         raise InputError(f"chunk_size must be > 0, got {chunk_size}")
     if not 0 <= chunk_overlap < chunk_size:
         raise InputError(f"chunk_overlap must be in [0, chunk_size), got {chunk_overlap}")
+    from kg_rag.ingest.defined import annotate
     from kg_rag.ingest.limits import LONG_LINE, text_problem
     from kg_rag.tokens import get_encoding
 
@@ -550,6 +551,7 @@ def split_documents(
                     n_tokens=count_tokens(piece, encoding_name),
                 )
             )
+    annotate(chunks)  # what each document's defined terms ("the Company") stand for, on every chunk of it
     return chunks
 
 

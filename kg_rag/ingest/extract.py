@@ -175,7 +175,8 @@ def apply_extraction(
     stored evidence is always real text; an answer with more entities or relations than the chunk has words
     is cut to that many (counted). An entity the chunk does not mention, and a relation with such an end, is
     dropped and counted by name (``entity_not_in_text``, ``member_not_in_text``; see
-    :mod:`kg_rag.ingest.grounding`).
+    :mod:`kg_rag.ingest.grounding`); a name the document defines a term as is mentioned where the term is
+    (:mod:`kg_rag.ingest.defined`: *NVIDIA Corporation* where the chunk writes "the Company").
     """
     report = report if report is not None else IngestReport()
     haystack = " ".join(chunk.text.split()).casefold()
@@ -232,15 +233,22 @@ def apply_extraction(
 def _unmentioned(chunk: Chunk) -> Any:
     """``unmentioned(kind, *names, report=...)``: whether one of ``names`` is not mentioned in ``chunk`` (an
     extractor's invention); if so it is counted as ``<kind>_not_in_text`` with the chunk and the names."""
+    from kg_rag.ingest.defined import defined_terms
     from kg_rag.ingest.grounding import ChunkText
     from kg_rag.model.names import shown_name
 
     meta = chunk.metadata or {}
     # a corpus passage's title is part of what was read (HippoRAG's passages are title + newline + text)
     text = ChunkText(f"{meta['title']}\n{chunk.text}" if meta.get("titled") and meta.get("title") else chunk.text)
+    terms: dict[str, list[str]] = {}  # a name the document defines a term as is mentioned where the term is
+    for term, name in defined_terms(chunk).items():
+        terms.setdefault(canonical_key(name), []).append(term)
+
+    def said(name: str) -> bool:
+        return text.mentions(name) or any(text.mentions(t) for t in terms.get(canonical_key(name), ()))
 
     def unmentioned(kind: str, *names: str, report: IngestReport) -> bool:
-        if all(text.mentions(name) for name in names):
+        if all(said(name) for name in names):
             return False
         report.skip(f"{kind}_not_in_text", example=f"{chunk.id}: " + " -> ".join(shown_name(n) for n in names))
         return True

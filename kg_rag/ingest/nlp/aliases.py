@@ -5,12 +5,12 @@ are found in :mod:`kg_rag.ingest.nlp.mentions`)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kg_rag.ingest.nlp.mentions import HONORIFICS, Mention, Topic, name_words, person_like
 from kg_rag.ingest.nlp.parse import Parse
-from kg_rag.model.names import canonical_key
+from kg_rag.model.names import canonical_key, short_form
 
 
 @dataclass
@@ -24,9 +24,18 @@ class NameTable:
     (``Snow moved to Nashville`` in a passage titled *Hank Snow*)."""
     tails: dict[str, str] = field(default_factory=dict)
     """Short form -> the coded name it ends (:func:`_coded_tails`): *Policy v3* -> *Data Retention Policy v3*."""
+    companies: dict[str, str] = field(default_factory=dict)
+    """What a company's name stands for without its legal form (*Meridian* -> *Meridian Holdings*), and what the
+    document's defined terms stand for (*Company* -> *NVIDIA Corporation*: :mod:`kg_rag.ingest.defined`)."""
 
     @classmethod
-    def of(cls, doc: Parse, mentions: Sequence[Mention], topic: Topic | None = None) -> NameTable:
+    def of(
+        cls,
+        doc: Parse,
+        mentions: Sequence[Mention],
+        topic: Topic | None = None,
+        defined: Mapping[str, str] | None = None,
+    ) -> NameTable:
         parts: dict[str, set[str]] = {}
         for m in mentions:
             words = name_words(m.name)
@@ -46,9 +55,11 @@ class NameTable:
             key = canonical_key(words[-1])
             if key not in parts and key not in aliases:
                 surnamed = {m.start: topic.name for m in mentions if _surname_subject(doc, m, key)}
-        return cls(aliases, surnamed, _coded_tails(mentions, topic))
+        return cls(aliases, surnamed, _coded_tails(mentions, topic), _companies(mentions, defined or {}))
 
     def resolve(self, m: Mention) -> str:
+        if m.kind in ("ner", "name", "quote") and m.label != "PERSON" and m.key in self.companies:
+            return self.companies[m.key]
         if m.kind in ("ner", "name") and " " not in m.name.strip():
             return self.surnamed.get(m.start) or self.aliases.get(m.key, m.name)
         if m.kind in ("ner", "name") and not m.is_value:
@@ -71,6 +82,19 @@ def _coded_tails(mentions: Sequence[Mention], topic: Topic | None) -> dict[str, 
             for k in range(max(1, len(words) - 4), len(words) - 1):
                 longer.setdefault(canonical_key(" ".join(words[k:])), set()).add(name)
     return {short: next(iter(v)) for short, v in longer.items() if len(v) == 1}
+
+
+def _companies(mentions: Sequence[Mention], defined: Mapping[str, str]) -> dict[str, str]:
+    """Short name -> the company's name the passage writes in full (:func:`~kg_rag.model.names.short_form`;
+    two companies with one short name: neither), then the document's defined terms, which say so outright."""
+    longer: dict[str, set[str]] = {}
+    for m in mentions:
+        short = short_form(m.name) if m.label == "ORGANIZATION" and m.kind in ("ner", "name") else None
+        if short is not None:
+            longer.setdefault(canonical_key(short), set()).add(m.name)
+    out = {short: next(iter(v)) for short, v in longer.items() if len(v) == 1}
+    out.update(defined)
+    return out
 
 
 def _surname_subject(doc: Parse, m: Mention, key: str) -> bool:

@@ -23,6 +23,7 @@ from pathlib import PurePath
 from typing import Any
 
 from kg_rag.errors import ConfigurationError
+from kg_rag.ingest.defined import annotate, defined_terms
 from kg_rag.ingest.extract import (
     ExtractedEntity,
     ExtractionResult,
@@ -52,7 +53,7 @@ from kg_rag.model.relation_types import RelationTyper
 
 logger = logging.getLogger(__name__)
 
-RULES_VERSION = 23
+RULES_VERSION = 24
 """Bumped when the rules change what is extracted, so documents extracted under older rules are extracted again."""
 MAX_CHARS = 200_000
 """Longest chunk text parsed whole; a longer one (a corpus passage nobody split) is parsed up to here."""
@@ -124,6 +125,7 @@ class NLPExtractor:
         # a heading that writes the chunk's title (a Markdown document's) is its topic, not a sentence: the text is
         # read without it, and the title names the subject as a corpus passage's does ("titled")
         texts = [hide_title_heading(t, _title(c)) for c, t in zip(chunks, raw)]
+        annotate(chunks)  # a document's defined terms, for every chunk of it (split_documents has done so already)
         docs = self._parse(mask_codes(unwrap_lines(t, prose=_markdown(c))) for c, t in zip(chunks, texts))
         with tqdm(total=len(chunks), desc="extracting (nlp)", unit="chunk", disable=not progress) as bar:
             for chunk, before, text, doc in zip(chunks, raw, texts, docs):
@@ -131,7 +133,12 @@ class NLPExtractor:
                     corpus = bool((chunk.metadata or {}).get("titled"))
                     heading = not corpus and text != before
                     run.results[chunk.id] = read_passage(
-                        doc, _title(chunk), text, titled=corpus or heading, heading=heading
+                        doc,
+                        _title(chunk),
+                        text,
+                        titled=corpus or heading,
+                        heading=heading,
+                        defined=defined_terms(chunk),
                     )
                 except Exception as exc:  # one odd parse never sinks the run
                     logger.warning("NLP extraction failed for chunk %s: %s", chunk.id, exc)
@@ -186,12 +193,19 @@ def _title(chunk: Chunk) -> str | None:
 
 
 def read_passage(
-    spacy_doc: Any, title: str | None, source: str | None = None, *, titled: bool = False, heading: bool = False
+    spacy_doc: Any,
+    title: str | None,
+    source: str | None = None,
+    *,
+    titled: bool = False,
+    heading: bool = False,
+    defined: Mapping[str, str] | None = None,
 ) -> ExtractionResult:
     """Entities and relations of one parsed passage. ``title``: what it is about when the text writes it, or
     whether or not it does when ``titled`` (a corpus passage whose title is its subject's name, or a document's
     ``heading``, which may name anything: *he* and *she* refer to it only when the recogniser types it a person);
-    ``source``: the text before :func:`~kg_rag.ingest.nlp.parse.mask_codes`."""
+    ``source``: the text before :func:`~kg_rag.ingest.nlp.parse.mask_codes`; ``defined``: what the document's defined
+    terms stand for (:mod:`kg_rag.ingest.defined`)."""
     doc = Parse(spacy_doc, source)
     name = title_name(title, doc.source) if title else None
     if name is None and title and titled:
@@ -200,7 +214,9 @@ def read_passage(
     mentions, inside = find_mentions(doc, topic)
     if topic is not None:
         topic.label = _topic_label(doc, mentions)
-    passage = Passage(doc, mentions, topic, NameTable.of(doc, mentions, topic), things=find_things(doc, mentions))
+    passage = Passage(
+        doc, mentions, topic, NameTable.of(doc, mentions, topic, defined), things=find_things(doc, mentions)
+    )
     triples = list(read_clauses(passage))
     entities: dict[str, tuple[str, Counter[str]]] = {}
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
-from functools import lru_cache
+import re
+from functools import lru_cache, partial
 from typing import Any
 
 from kg_rag.errors import ConfigurationError
@@ -90,9 +91,20 @@ def load_pipeline(name: str | None = None) -> Any:
     if unused:
         nlp.select_pipes(disable=unused)
     _register()
+    tokenizer: Any = nlp.tokenizer
+    tokenizer.token_match = partial(_prefixed_word, tokenizer.token_match)
     nlp.add_pipe(BREAKS, before="parser")
     logger.info("spaCy pipeline %s %s loaded", chosen, nlp.meta.get("version", "?"))
     return nlp
+
+
+PREFIXED = re.compile(r"(?i)^(?:co|re|pre|non|self|multi|anti|counter|inter|over|under|sub|cross|semi)-[a-z]+$")
+"""A word written with a hyphenated prefix (``co-founded``, ``re-released``): one word, as the tagger knows it.
+The tokenizer splits at the hyphen, and the parse then reads ``co`` as the verb and the verb as a noun."""
+
+
+def _prefixed_word(otherwise: Any, text: str) -> Any:
+    return PREFIXED.match(text) or (otherwise(text) if otherwise is not None else None)
 
 
 def _register() -> None:

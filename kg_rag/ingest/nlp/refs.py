@@ -11,6 +11,7 @@ from kg_rag.ingest.nlp.aliases import NameTable
 from kg_rag.ingest.nlp.mentions import VALUES, Mention, Topic, person_like
 from kg_rag.ingest.nlp.parse import Parse, list_item
 from kg_rag.ingest.nlp.things import THING
+from kg_rag.model.names import legal_form
 
 COUNTS = frozenset({"NUMBER", "QUANTITY"})
 """Types of a mention that counts a noun: ``4 congressional districts`` is a quantity."""
@@ -35,6 +36,8 @@ PLACE_NOUNS = frozenset(
 )
 """Nouns whose ``of`` complement is the place itself: "the city of Rome" is Rome, "the U.S. state of Michigan" is
 Michigan (an appositive genitive)."""
+COMPANY_NOUNS = frozenset({"company", "firm", "corporation", "conglomerate"})
+"""Nouns *the* makes a reference to a company the passage names (:meth:`Passage._salient_company`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +137,9 @@ class Passage:
             named = self._named_before(i)
             if named is not None:  # "The decision was implemented by": the decision named before it
                 return named
+        if det is not None and d.lower[det] == "the" and d.lemma(i) in COMPANY_NOUNS:
+            if set(d.kids(i)) <= {det, *d.kids(i, "case")}:  # "the company", "the company's"
+                return self._salient_company(i)
         h = d.head[i]
         if d.dep[i] == "attr" and d.lemma(h) in COPULAS:
             subject = d.kid(h, *SUBJECTS)
@@ -162,10 +168,7 @@ class Passage:
         II*), nor does one before a role ("Board member Bob Jones" ... "the board")."""
         d = self.doc
         want, plural = d.lemma(i), _plural(d, i)
-        if not self.lemma_at:
-            for t in range(d.n):
-                self.lemma_at.setdefault(d.lemma(t), []).append(t)
-        earlier = self.lemma_at.get(want, [])
+        earlier = self._lemma_positions(want)
         stop = bisect_left(earlier, i)
         for t in reversed(earlier[max(0, stop - LOOK_BACK) : stop]):
             m = self.by_token.get(t)
@@ -185,6 +188,38 @@ class Passage:
                 m = next((self.by_token[o] for o in of_objects(d, t) if o in self.by_token), m)
             return as_resolved(self.mention_ref(m))
         return None
+
+    def _salient_company(self, i: int) -> Ref | None:
+        """The company *the company* means where no earlier *company* says which: the passage's main subject -- its
+        topic, if the text writes it, else the name it has written most often so far, at least twice (the latest of
+        those tied) -- when that is a company (the recogniser's organisation, or a name with a legal form). A name
+        the recogniser mistyped may be the main subject ("Veltrix", read as a place), so the count is over every
+        name but a person's."""
+        d = self.doc
+        if any(t < i for t in self._lemma_positions(d.lemma(i))):
+            return None  # an earlier "company" decides (:meth:`_named_before`)
+        if self.topic is not None and self.topic.label:  # a passage about what it names: that, or no company
+            return self._topic_ref(resolved=True) if self.topic.label == "ORGANIZATION" else None
+        counts: dict[str, tuple[int, int, Ref]] = {}
+        for m in self.mentions:
+            if m.start >= i:
+                break
+            if m.is_value or m.label == "PERSON":
+                continue
+            ref = self.mention_ref(m)
+            n, _, _ = counts.get(ref.name, (0, 0, ref))
+            counts[ref.name] = (n + 1, m.start, ref)
+        if not counts:
+            return None
+        n, _, ref = max(counts.values(), key=lambda c: (c[0], c[1]))
+        company = ref.label == "ORGANIZATION" or legal_form(ref.name)
+        return as_resolved(ref) if n >= 2 and company else None
+
+    def _lemma_positions(self, want: str) -> list[int]:
+        if not self.lemma_at:
+            for t in range(self.doc.n):
+                self.lemma_at.setdefault(self.doc.lemma(t), []).append(t)
+        return self.lemma_at.get(want, [])
 
     def called(self, i: int) -> Ref | None:
         """The name a participle gives a generic noun that stands for nothing else (a copula's complement or an

@@ -213,3 +213,14 @@ def test_bad_settings_are_refused(extractor):
     for kwargs in ({"batch_size": 0}, {"workers": 0}, {"workers": True}):
         with pytest.raises(ConfigurationError):
             NLPExtractor(extractor.nlp, **kwargs)
+
+
+def test_a_definition_on_one_chunk_names_the_term_in_another(extractor):
+    chunks = [
+        Chunk("c1", 'This report is filed by NVIDIA Corporation (the "Company").', "nvda"),
+        Chunk("c2", "The Company acquired Mellanox in 2020.", "nvda"),
+        Chunk("c3", "The Company acquired Nuvia in 2021.", "other"),  # another document: its own "Company"
+    ]
+    run = extractor.extract(chunks)
+    assert {(r.source, r.target) for r in run.results["c2"].relations} >= {("NVIDIA Corporation", "Mellanox")}
+    assert {(r.source, r.target) for r in run.results["c3"].relations} >= {("Company", "Nuvia")}

@@ -936,6 +936,53 @@ SHAPES = [
         set(),
         {("Jacob Zuma", "SERVES_AS", "President"), ("Noor Haddad", "SERVES_AS", "Site Reliability Engineering")},
     ),
+    (
+        "a company's name without its legal form is the company",
+        None,
+        "In 2016 Veltrix was acquired by Meridian Holdings. Meridian's chairman, Willem de Jong, joined the board. "
+        "Meridian sold Brightline in 2022.",
+        {
+            ("Veltrix", "ACQUIRED_BY", "Meridian Holdings"),
+            ("Meridian Holdings", "HAS_CHAIRMAN", "Willem de Jong"),
+            ("Meridian Holdings", "SOLD", "Brightline"),
+        },
+        {("Meridian", "HAS_CHAIRMAN", "Willem de Jong"), ("Meridian", "SOLD", "Brightline")},
+    ),
+    (
+        "a defined term is what the text defines it as",
+        None,
+        "This report covers NVIDIA Corporation (the \u201cCompany\u201d). The Company acquired Mellanox in 2020.",
+        {("NVIDIA Corporation", "ACQUIRED", "Mellanox")},
+        {("Company", "ACQUIRED", "Mellanox")},
+    ),
+    (
+        "the company is the passage's main subject when that is a company",
+        None,
+        "Acme Corp hired Bob Lee in 2001. Acme Corp moved to Oslo. The company acquired Zeta Systems in 2010.",
+        {("Acme Corp", "ACQUIRED", "Zeta Systems")},
+        set(),
+    ),
+    (
+        "a company named once is no main subject",
+        None,
+        "Ann Lee worked at Philips. She moved to Oslo. The company bought Calder Instruments.",
+        set(),
+        {("Philips", "BOUGHT", "Calder Instruments")},
+    ),
+    (
+        "a verb with a hyphenated prefix is one word",
+        None,
+        "Lena Ortiz co-founded Acme with Tom Baker.",
+        {("Lena Ortiz", "FOUNDED", "Acme"), ("Lena Ortiz", "CO_FOUNDED_WITH", "Tom Baker")},
+        set(),
+    ),
+    (
+        "two companies, one short name: neither",
+        None,
+        "Acme Holdings and Acme Ltd merged their units. Acme hired Ann Lee.",
+        set(),
+        {("Acme Holdings", "HIRED", "Ann Lee"), ("Acme Ltd", "HIRED", "Ann Lee")},
+    ),
 ]
 
 
