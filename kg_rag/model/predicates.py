@@ -183,9 +183,12 @@ def typing_form(predicate: str) -> PredicateForm:
     appointed``, ``is called``, ``was elected`` + a role): without it the participle reads as the active verb,
     the other way round (``X -[APPOINTED]-> ambassador``), so it is typed ``WAS_APPOINTED``, apart from the active
     ``appointed``. A number in a predicate (``is 302 of``, ``filed 6,212,663``: a table or a list the parse ran
-    together) is a value, not a word of the relation: the type is read without it, so ``302_OF`` is ``RELATED``.
+    together) is a value, not a word of the relation: the type is read without it, so ``is 302 of`` is ``RELATED``,
+    not ``302_OF`` (a type given as one, ``SECTION_302_OF``, is kept).
     The relation's identity (:func:`relation_key`) stays the lemma key."""
-    form = _without_numbers(analyse(predicate))
+    form = analyse(predicate)
+    if not _GIVEN_TYPE.fullmatch(predicate.strip()):  # a type a model or a file gives is kept as given
+        form = _without_numbers(form)
     words = [w for w in form.surface if w not in NEGATION]
     if len(words) != 1 or not past_participle(words[0]) or words[0] in BE:
         return form
@@ -210,6 +213,10 @@ def _without_numbers(form: PredicateForm) -> PredicateForm:
     marker = form.key[:1] if form.key[:1] == (NOUN_PHRASE,) else ()
     kept = [(w, key) for k, (w, key) in enumerate(zip(words, form.key[len(marker) :], strict=True)) if k not in drop]
     return PredicateForm(tuple(w for w, _ in kept), (*marker, *(key for _, key in kept)), form.copula, form.active)
+
+
+_GIVEN_TYPE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+"""An UPPER_SNAKE type as an extractor gives it (``SECTION_302_OF``), not a predicate read from text."""
 
 
 def _number(word: str) -> bool:

@@ -111,6 +111,10 @@ def test_a_number_in_a_predicate_is_no_word_of_its_type(predicate, expected):
     assert typer.fit({predicate: 3})[predicate] == expected
 
 
+def test_a_type_given_as_one_keeps_its_numbers():
+    assert RelationTyper()("SECTION_302_OF") == "SECTION_302_OF"
+
+
 def test_passive_never_becomes_the_active_type():
     typer = RelationTyper()
     for active, passive in (
