@@ -288,29 +288,42 @@ def shown_name(name: str, limit: int = 60) -> str:
 
 
 LEGAL_FORMS = frozenset(
-    """inc incorporated corp corporation co company ltd limited llc llp lp plc holdings ag gmbh sa se nv bv as asa ab
-    oy spa srl kk""".split()
+    """inc incorporated corp corporation co company ltd limited llc llp lp plc holding holdings ag gmbh sa se nv bv as
+    asa ab oy srl kk""".split()
 )
 """Words that write a company's legal form, not which company it is: *Meridian Holdings* is *Meridian*, *Apple Inc.*
 is *Apple*. (*Veltrix Systems* is not *Veltrix*: a descriptive word may tell two companies apart; nor is *Group*
-a form: the *Stock Plan Group* is a team, not the *Stock Plan*.)"""
+a form: the *Stock Plan Group* is a team, not the *Stock Plan*.) Dots are ignored (*N.V.*, *S.A.*, *L.P.*)."""
+_ARTICLES = ("the", "a", "an")
+
+
+def _form(word: str) -> bool:
+    """Whether a word is a legal form as a name writes one: capitalised, and a two-letter form in capitals or with a
+    dot (*AS*, *Co.*; not the *As* of "Also Known As")."""
+    bare = word.replace(".", "")
+    if not word[:1].isupper() or bare.casefold() not in LEGAL_FORMS:
+        return False
+    return len(bare) > 2 or bare.isupper() or "." in word
 
 
 def legal_form(name: str) -> bool:
-    """Whether a name ends in a legal form (:data:`LEGAL_FORMS`, written with a capital: *Rank Group*, not the
-    *Vilnius group* of countries) after at least one word of its own."""
+    """Whether a name ends in a legal form (:func:`_form`: *Rank Holdings*, not the *Vilnius group* of countries)
+    after at least one word of its own."""
     words = name.replace(",", " ").split()
-    return len(words) >= 2 and words[-1][:1].isupper() and words[-1].casefold().strip(".") in LEGAL_FORMS
+    return len(words) >= 2 and _form(words[-1])
 
 
 def short_form(name: str) -> str | None:
-    """The name without its legal form (*Amazon.com, Inc.* -> *Amazon.com*), or ``None`` when it has none."""
+    """The name without its legal form and its article (*Amazon.com, Inc.* -> *Amazon.com*, *The Walt Disney
+    Company* -> *Walt Disney*), or ``None`` when it has none."""
     if not legal_form(name) or any(ch in name for ch in "()[]"):
         return None  # "Chengdu) Co., Ltd.": a name the text broke off
     words = name.replace(",", " ").split()
-    while len(words) > 1 and words[-1][:1].isupper() and words[-1].casefold().strip(".") in LEGAL_FORMS:
+    while len(words) > 1 and (_form(words[-1]) or words[-1] in ("&", "and")):
         words.pop()
-    if words[-1].casefold().strip(".") in LEGAL_FORMS or not any(ch.isalpha() for ch in words[-1]):
+    if words and words[0].casefold() in _ARTICLES:
+        words = words[1:]
+    if not words or _form(words[-1]) or not any(ch.isalpha() for ch in words[-1]):
         return None  # "Co. Ltd": nothing but a legal form
     return " ".join(words)
 

@@ -188,7 +188,7 @@ def typing_form(predicate: str) -> PredicateForm:
     The relation's identity (:func:`relation_key`) stays the lemma key."""
     form = analyse(predicate)
     if not _GIVEN_TYPE.fullmatch(predicate.strip()):  # a type a model or a file gives is kept as given
-        form = _without_numbers(form)
+        form = _without_numbers(form, numbered=bool(_NUMBERED.search(predicate)))
     words = [w for w in form.surface if w not in NEGATION]
     if len(words) != 1 or not past_participle(words[0]) or words[0] in BE:
         return form
@@ -202,12 +202,14 @@ def typing_form(predicate: str) -> PredicateForm:
     return PredicateForm(surface, (BARE_PASSIVE, *negated, lemma(words[0])), form.copula)
 
 
-def _without_numbers(form: PredicateForm) -> PredicateForm:
-    """The form without its numbers (``302``, ``6,212,663``; with the *No.* that numbers one: ``ranked No. 1``), key
-    and surface alike. An ordinal or a code is a word (``12th most populous`` is not ``most populous``)."""
+def _without_numbers(form: PredicateForm, *, numbered: bool = False) -> PredicateForm:
+    """The form without its numbers (``302``, ``6,212,663``; with the *No.* that numbers one, ``numbered``: ``ranked
+    No. 1``, not the *no* of "had no 2021 revenue"), key and surface alike. An ordinal or a code is a word (``12th
+    most populous`` is not ``most populous``)."""
     words = form.surface
     drop = {k for k, w in enumerate(words) if _number(w)}
-    drop |= {k - 1 for k in drop if k > 0 and words[k - 1] in ("no", "nos", "number", "numbers")}
+    if numbered:
+        drop |= {k - 1 for k in drop if k > 0 and words[k - 1] in ("no", "nos", "number")}
     if not drop:
         return form
     marker = form.key[:1] if form.key[:1] == (NOUN_PHRASE,) else ()
@@ -215,8 +217,11 @@ def _without_numbers(form: PredicateForm) -> PredicateForm:
     return PredicateForm(tuple(w for w, _ in kept), (*marker, *(key for _, key in kept)), form.copula, form.active)
 
 
-_GIVEN_TYPE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
-"""An UPPER_SNAKE type as an extractor gives it (``SECTION_302_OF``), not a predicate read from text."""
+_GIVEN_TYPE = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+")
+"""A snake-case type as an extractor gives it (``SECTION_302_OF``, ``section_302_of``), not a predicate read from
+text."""
+_NUMBERED = re.compile(r"\b(?:[Nn]o|[Nn]os)\.\s*\d|\bnumber\s+\d", re.IGNORECASE)
+"""A number after *No.* or *number* ("ranked No. 1"): the word numbers it and goes with it."""
 
 
 def _number(word: str) -> bool:

@@ -32,6 +32,28 @@ DEFINITIONS = [
         {"issuer": "Acme Corp.", "acme": "Acme Corp."},
     ),
     ("a blank name defines nothing", "Name: (the \u201cParticipant\u201d)", {}),
+    (
+        "a heading above the name is no part of it",
+        'PART I\nItem 1. Business\nOverview\nNVIDIA Corporation (the "Company") designs',
+        {"company": "NVIDIA Corporation", "nvidia": "NVIDIA Corporation"},
+    ),
+    (
+        "a word and a comma before the name",
+        'WHEREAS, Acme Corp. (the "Company")',
+        {"company": "Acme Corp.", "acme": "Acme Corp."},
+    ),
+    (
+        "an ampersand inside the name",
+        'The Procter & Gamble Company (the "Company")',
+        {"company": "Procter & Gamble Company", "procter & gamble": "Procter & Gamble Company"},
+    ),
+    ("the end of a longer name defines nothing", 'Bank of America Corporation (the "Corporation")', {}),
+    ("a name cut at a star defines nothing", 'E*TRADE Securities LLC ("E*TRADE")', {}),
+    (
+        "a dotted legal form",
+        'ASML Holding N.V. (the "Company")',
+        {"company": "ASML Holding N.V.", "asml": "ASML Holding N.V."},
+    ),
     ("an agreement's title is no company", 'Agreement and Plan of Merger (the "Merger Agreement")', {}),
 ]
 
@@ -50,6 +72,7 @@ def test_short_form_drops_only_a_legal_form():
     assert short_form("Stock Plan Group") is None  # a team; "Group" is no legal form
     assert short_form("SoftBank Group Corp") == "SoftBank Group"
     assert short_form("Co. Ltd") is None and short_form("Chengdu) Co., Ltd.") is None
+    assert short_form("The Walt Disney Company") == "Walt Disney" and short_form("Also Known As") is None
 
 
 def test_a_term_defined_two_ways_stands_for_neither():

@@ -92,19 +92,34 @@ def load_pipeline(name: str | None = None) -> Any:
         nlp.select_pipes(disable=unused)
     _register()
     tokenizer: Any = nlp.tokenizer
-    tokenizer.token_match = partial(_prefixed_word, tokenizer.token_match)
+    tokenizer.token_match = _with_prefixed(tokenizer.token_match)
     nlp.add_pipe(BREAKS, before="parser")
     logger.info("spaCy pipeline %s %s loaded", chosen, nlp.meta.get("version", "?"))
     return nlp
 
 
-PREFIXED = re.compile(r"(?i)^(?:co|re|pre|non|self|multi|anti|counter|inter|over|under|sub|cross|semi)-[a-z]+$")
+PREFIXED = re.compile(
+    r"^(?:[Cc]o|[Rr]e|[Pp]re|[Nn]on|[Ss]elf|[Mm]ulti|[Aa]nti|[Cc]ounter|[Ii]nter|[Oo]ver|[Uu]nder|[Ss]ub|[Cc]ross|[Ss]emi)-[a-z]+$"
+)
 """A word written with a hyphenated prefix (``co-founded``, ``re-released``): one word, as the tagger knows it.
-The tokenizer splits at the hyphen, and the parse then reads ``co`` as the verb and the verb as a noun."""
+The tokenizer splits at the hyphen, and the parse then reads ``co`` as the verb and the verb as a noun. A capital
+after the hyphen is a name's (*Inter-Services Intelligence*, *Cross-Bronx Expressway*), which the recogniser reads
+split."""
+
+
+def _with_prefixed(token_match: Any) -> Any:
+    """The tokenizer's ``token_match`` that also keeps :data:`PREFIXED` words whole: one compiled expression when
+    the pipeline's own is one (spaCy serialises the tokenizer by that expression), else a function trying both."""
+    if token_match is None:
+        return PREFIXED.match
+    own = getattr(getattr(token_match, "__self__", None), "pattern", None)
+    if isinstance(own, str):
+        return re.compile(f"(?:{PREFIXED.pattern})|(?:{own})").match
+    return partial(_prefixed_word, token_match)
 
 
 def _prefixed_word(otherwise: Any, text: str) -> Any:
-    return PREFIXED.match(text) or (otherwise(text) if otherwise is not None else None)
+    return PREFIXED.match(text) or otherwise(text)
 
 
 def _register() -> None:

@@ -137,7 +137,7 @@ class Passage:
             named = self._named_before(i)
             if named is not None:  # "The decision was implemented by": the decision named before it
                 return named
-        if det is not None and d.lower[det] == "the" and d.lemma(i) in COMPANY_NOUNS:
+        if det is not None and d.lower[det] == "the" and d.lemma(i) in COMPANY_NOUNS and not _plural(d, i):
             if set(d.kids(i)) <= {det, *d.kids(i, "case")}:  # "the company", "the company's"
                 return self._salient_company(i)
         h = d.head[i]
@@ -192,15 +192,17 @@ class Passage:
     def _salient_company(self, i: int) -> Ref | None:
         """The company *the company* means where no earlier *company* says which: the passage's main subject -- its
         topic, if the text writes it, else the name it has written most often so far, at least twice (the latest of
-        those tied) -- when that is a company (the recogniser's organisation, or a name with a legal form). A name
-        the recogniser mistyped may be the main subject ("Veltrix", read as a place), so the count is over every
-        name but a person's."""
+        those tied) -- when that is a company (the recogniser's organisation, or a name with a legal form) and the
+        company named last before it ("Microsoft will acquire LinkedIn ... The company was founded in 2002" is
+        LinkedIn's founding: neither is taken). A name the recogniser mistyped may be the main subject ("Veltrix",
+        read as a place), so the count is over every name but a person's."""
         d = self.doc
         if any(t < i for t in self._lemma_positions(d.lemma(i))):
             return None  # an earlier "company" decides (:meth:`_named_before`)
         if self.topic is not None and self.topic.label:  # a passage about what it names: that, or no company
             return self._topic_ref(resolved=True) if self.topic.label == "ORGANIZATION" else None
         counts: dict[str, tuple[int, int, Ref]] = {}
+        latest: Ref | None = None  # the company named last before it
         for m in self.mentions:
             if m.start >= i:
                 break
@@ -209,11 +211,26 @@ class Passage:
             ref = self.mention_ref(m)
             n, _, _ = counts.get(ref.name, (0, 0, ref))
             counts[ref.name] = (n + 1, m.start, ref)
-        if not counts:
+            if _company(ref):
+                latest = ref
+        if not counts or latest is None:
             return None
-        n, _, ref = max(counts.values(), key=lambda c: (c[0], c[1]))
-        company = ref.label == "ORGANIZATION" or legal_form(ref.name)
-        return as_resolved(ref) if n >= 2 and company else None
+        n, last, ref = max(counts.values(), key=lambda c: (c[0], c[1]))
+        if n < 2 or not _company(ref) or ref.name != latest.name:
+            return None
+        others = [r.name for _, _, r in counts.values() if r.name != ref.name and _company(r)]
+        return None if self._written_after(others, last, i) else as_resolved(ref)
+
+    def _written_after(self, names: list[str], start: int, end: int) -> bool:
+        """Whether one of ``names`` is written between tokens ``start`` and ``end`` where the recogniser found no
+        name ("LinkedIn chief executive Jeff Weiner": *LinkedIn* inside a person's title)."""
+        d = self.doc
+        firsts = {name.split()[0]: name.split() for name in names if name.split()}
+        for t in range(start + 1, end):
+            words = firsts.get(d.text[t])
+            if words is not None and [d.text[k] for k in range(t, min(t + len(words), d.n))] == words:
+                return True
+        return False
 
     def _lemma_positions(self, want: str) -> list[int]:
         if not self.lemma_at:
@@ -286,6 +303,10 @@ class Passage:
 
     def _personal_topic(self) -> bool:
         return self.topic is not None and self.topic.personal
+
+
+def _company(ref: Ref) -> bool:
+    return ref.label == "ORGANIZATION" or legal_form(ref.name)
 
 
 def _personal(ref: Ref) -> bool:

@@ -224,3 +224,11 @@ def test_a_definition_on_one_chunk_names_the_term_in_another(extractor):
     run = extractor.extract(chunks)
     assert {(r.source, r.target) for r in run.results["c2"].relations} >= {("NVIDIA Corporation", "Mellanox")}
     assert {(r.source, r.target) for r in run.results["c3"].relations} >= {("Company", "Nuvia")}
+
+
+def test_a_hyphenated_prefix_keeps_a_word_whole_and_the_pipeline_serialisable():
+    nlp = load_pipeline()
+    words = [t.text for t in nlp("Lena co-founded Acme and re-released it; Inter-Services Intelligence.")]
+    assert "co-founded" in words and "re-released" in words
+    assert "Inter-Services" not in words  # a capital after the hyphen is a name's, which the recogniser reads split
+    assert nlp.tokenizer.to_bytes()

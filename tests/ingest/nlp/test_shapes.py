@@ -963,6 +963,26 @@ SHAPES = [
         set(),
     ),
     (
+        "the company is no company named before another one",
+        None,
+        "Microsoft announced that it would acquire LinkedIn. Microsoft will pay $196 per share. LinkedIn chief "
+        "executive Jeff Weiner will stay. The company was founded in 2002 by Reid Hoffman. Apple sued Samsung. Apple "
+        "claimed that Samsung copied the iPhone. The companies signed an agreement with Qualcomm.",
+        set(),
+        {("Microsoft", "FOUNDED_BY", "Reid Hoffman"), ("Samsung", "SIGNED_AGREEMENT_WITH", "Qualcomm")},
+    ),
+    (
+        "a company's short name is never a place's",
+        None,
+        "Boston Holdings Inc. is headquartered in Boston. The Cross-Bronx Expressway connects the George Washington "
+        "Bridge with the Bronx River Parkway.",
+        {
+            ("Boston Holdings Inc.", "LOCATED_IN", "Boston"),
+            ("Cross-Bronx Expressway", "CONNECTS", "George Washington Bridge"),
+        },
+        set(),
+    ),
+    (
         "a company named once is no main subject",
         None,
         "Ann Lee worked at Philips. She moved to Oslo. The company bought Calder Instruments.",
