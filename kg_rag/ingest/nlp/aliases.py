@@ -55,9 +55,15 @@ class NameTable:
             key = canonical_key(words[-1])
             if key not in parts and key not in aliases:
                 surnamed = {m.start: topic.name for m in mentions if _surname_subject(doc, m, key)}
-        return cls(aliases, surnamed, _coded_tails(mentions, topic), _companies(mentions, defined or {}))
+        people = set(parts)
+        if topic is not None and topic.label in (None, "", "PERSON") and person_like(topic.name):
+            people.update(canonical_key(w) for w in name_words(topic.name))
+        companies = _companies(mentions, defined or {}, people)
+        return cls(aliases, surnamed, _coded_tails(mentions, topic), companies)
 
     def resolve(self, m: Mention) -> str:
+        if m.start in self.surnamed:  # "Blokker was born in Amsterdam" in a passage about Jaap Blokker
+            return self.surnamed[m.start]
         if m.kind in ("ner", "name", "quote") and m.label not in ("PERSON", "LOCATION") and m.key in self.companies:
             return self.companies[m.key]  # never a person or a place: "Boston Holdings Inc. is based in Boston"
         if m.kind in ("ner", "name") and " " not in m.name.strip():
@@ -84,15 +90,17 @@ def _coded_tails(mentions: Sequence[Mention], topic: Topic | None) -> dict[str, 
     return {short: next(iter(v)) for short, v in longer.items() if len(v) == 1}
 
 
-def _companies(mentions: Sequence[Mention], defined: Mapping[str, str]) -> dict[str, str]:
+def _companies(mentions: Sequence[Mention], defined: Mapping[str, str], people: set[str]) -> dict[str, str]:
     """Short name -> the company's name the passage writes in full (:func:`~kg_rag.model.names.short_form`;
-    two companies with one short name: neither), then the document's defined terms, which say so outright."""
+    two companies with one short name: neither; nor a word of a person's name in the passage: "Blokker was born in
+    Amsterdam" in a passage about Jaap Blokker, director of Blokker Holding), then the document's defined terms,
+    which say so outright."""
     longer: dict[str, set[str]] = {}
     for m in mentions:
         short = short_form(m.name) if m.label == "ORGANIZATION" and m.kind in ("ner", "name") else None
         if short is not None:
             longer.setdefault(canonical_key(short), set()).add(m.name)
-    out = {short: next(iter(v)) for short, v in longer.items() if len(v) == 1}
+    out = {short: next(iter(v)) for short, v in longer.items() if len(v) == 1 and short not in people}
     out.update(defined)
     return out
 

@@ -232,3 +232,11 @@ def test_a_hyphenated_prefix_keeps_a_word_whole_and_the_pipeline_serialisable():
     assert "co-founded" in words and "re-released" in words
     assert "Inter-Services" not in words  # a capital after the hyphen is a name's, which the recogniser reads split
     assert nlp.tokenizer.to_bytes()
+
+
+def test_a_short_name_that_is_the_titled_persons_is_no_company(extractor):
+    text = "Blokker was born in Amsterdam. From 1976 to 2010 he was general director of Blokker Holding."
+    run = extractor.extract([Chunk("c", text, "c", {"title": "Jaap Blokker", "titled": True})])
+    got = triples(run.results["c"])
+    assert ("Jaap Blokker", "DIRECTOR_OF", "Blokker Holding") in got
+    assert not any(s == "Blokker Holding" and t == "Amsterdam" for s, _, t in got)
