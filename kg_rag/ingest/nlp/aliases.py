@@ -67,7 +67,7 @@ class NameTable:
         if m.kind in ("ner", "name", "quote") and m.label not in ("PERSON", "LOCATION") and m.key in self.companies:
             return self.companies[m.key]  # never a person or a place: "Boston Holdings Inc. is based in Boston"
         if m.kind in ("ner", "name") and " " not in m.name.strip():
-            return self.surnamed.get(m.start) or self.aliases.get(m.key, m.name)
+            return self.aliases.get(m.key, m.name)
         if m.kind in ("ner", "name") and not m.is_value:
             return self.tails.get(m.key, m.name)
         return m.name
