@@ -239,16 +239,11 @@ def _unmentioned(chunk: Chunk) -> Any:
 
     meta = chunk.metadata or {}
     # a corpus passage's title is part of what was read (HippoRAG's passages are title + newline + text)
-    text = ChunkText(f"{meta['title']}\n{chunk.text}" if meta.get("titled") and meta.get("title") else chunk.text)
-    terms: dict[str, list[str]] = {}  # a name the document defines a term as is mentioned where the term is
-    for term, name in defined_terms(chunk).items():
-        terms.setdefault(canonical_key(name), []).append(term)
-
-    def said(name: str) -> bool:
-        return text.mentions(name) or any(text.mentions(t) for t in terms.get(canonical_key(name), ()))
+    read = f"{meta['title']}\n{chunk.text}" if meta.get("titled") and meta.get("title") else chunk.text
+    text = ChunkText(read, defined_terms(chunk))  # "the Company" mentions the name the document defines it as
 
     def unmentioned(kind: str, *names: str, report: IngestReport) -> bool:
-        if all(said(name) for name in names):
+        if all(text.mentions(name) for name in names):
             return False
         report.skip(f"{kind}_not_in_text", example=f"{chunk.id}: " + " -> ".join(shown_name(n) for n in names))
         return True

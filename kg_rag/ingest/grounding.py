@@ -11,13 +11,17 @@ and served as if the document said it. A name counts as mentioned when, compared
   suffixes and titles aside, a final ``s`` ignored — so a name the model completed or normalised (``Apple
   Inc.`` for "Apple", ``The Board of Directors`` for "the board") stays; or
 * it is the acronym of consecutive words of the chunk (``SEC`` for "Securities and Exchange Commission"), or
-  the chunk holds its acronym.
+  the chunk holds its acronym; or
+* the document defines a term the chunk writes as that name (``NVIDIA Corporation (the "Company")`` on its first
+  page: *NVIDIA Corporation* is mentioned wherever "the Company" is).
 
 Anything else was not in the text the model was given. (A name one of whose two words is a word of the chunk
 passes: the rule catches inventions, not every liberty a model takes.)
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from kg_rag.model.names import canonical_key
 
@@ -44,9 +48,14 @@ def _content(words: list[str], ignored: frozenset[str] = _FUNCTION_WORDS) -> lis
 
 
 class ChunkText:
-    """A chunk's text prepared for :meth:`mentions` (built once per chunk)."""
+    """A chunk's text prepared for :meth:`mentions` (built once per chunk). ``defined``: the document's defined terms
+    (term key -> name, :mod:`kg_rag.ingest.defined`): a name is mentioned where a term defined as it is ("the
+    Company" for *NVIDIA Corporation*)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, defined: Mapping[str, str] | None = None) -> None:
+        self.terms: dict[str, list[str]] = {}
+        for term, name in (defined or {}).items():
+            self.terms.setdefault(canonical_key(name), []).append(term)
         self.key = canonical_key(text)
         words = self.key.split()
         self.words = {_stem(w) for w in words}
@@ -58,7 +67,10 @@ class ChunkText:
         }
 
     def mentions(self, name: str) -> bool:
-        """Whether ``name`` is mentioned in the chunk (see the module docstring)."""
+        """Whether ``name`` is mentioned in the chunk (see the module docstring), itself or by a defined term."""
+        return self._mentions(name) or any(self._mentions(t) for t in self.terms.get(canonical_key(name), ()))
+
+    def _mentions(self, name: str) -> bool:
         key = canonical_key(name)
         if not key or key in self.key:
             return True

@@ -41,3 +41,10 @@ def test_names_the_chunk_does_not_mention(name):
 def test_the_chunk_holds_the_acronym_of_a_name():
     assert ChunkText("The SEC fined them.").mentions("Securities and Exchange Commission")
     assert not ChunkText("The SEC fined them.").mentions("Federal Reserve")
+
+
+def test_a_defined_term_mentions_the_name_it_stands_for():
+    text = ChunkText("The Company acquired Mellanox.", {"company": "NVIDIA Corporation"})
+    assert text.mentions("NVIDIA Corporation") and text.mentions("Mellanox")
+    assert not ChunkText("Revenue grew.", {"company": "NVIDIA Corporation"}).mentions("NVIDIA Corporation")
+    assert not ChunkText("The Company acquired Mellanox.").mentions("NVIDIA Corporation")
