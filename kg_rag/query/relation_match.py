@@ -16,7 +16,7 @@ from functools import lru_cache
 
 from kg_rag.model.lemmas import lemma
 from kg_rag.model.names import CURATED_PASSIVES, DEFAULT_RELATION_PATTERNS, canonical_key
-from kg_rag.model.predicates import PREPOSITIONS, analyse, tokens
+from kg_rag.model.predicates import FUNCTION_WORDS, PREPOSITIONS, analyse, tokens
 
 _STOP = frozenset(
     """a an the of in on at to for and or is was are were be been by with from as it its this that who what
@@ -104,6 +104,25 @@ def asks_for_value(question: str) -> bool:
     relation ending at one is of the asked kind, as a relation of an asked type is."""
     text = " ".join(str(question).split())
     return bool(_HOW_MUCH.search(text) or _WHAT_TIME.search(text) or _WHEN.search(text))
+
+
+_COUNTED = re.compile(r"\bhow (?:many|much)\s+((?:[a-z][\w'-]*\s*){1,3})", re.IGNORECASE)
+
+
+def counted_words(question: str) -> frozenset[str]:
+    """Lemmas of the words that say what a "how many" question counts ("... has how many congressional
+    districts?" -> ``congressional``, ``district``), up to three, stopping at a function word: the answer is a
+    number of that thing, written "4 congressional districts" as often as "4" (see
+    :func:`~kg_rag.query.senses.count_of`)."""
+    m = _COUNTED.search(" ".join(str(question).split()))
+    if not m:
+        return frozenset()
+    words = []
+    for w in tokens(m.group(1)):
+        if w in FUNCTION_WORDS:
+            break
+        words.append(lemma(w))
+    return frozenset(words)
 
 
 class TypeIndex:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from kg_rag.model.lemmas import lemma
 from kg_rag.model.names import MONTHS, canonical_key
 from kg_rag.store.base import QueryBackend
 
@@ -58,6 +59,18 @@ def value_name(name: str) -> bool:
         and bool(words)
         and all(w in _VALUE_WORDS or _NUMBER.match(w) is not None for w in words)
     )
+
+
+def count_of(name: str, counted: frozenset[str]) -> bool:
+    """A number of the thing a "how many" question counts (``counted``, lemmas: see
+    :func:`~kg_rag.query.relation_match.counted_words`): "4 congressional districts" for "how many congressional
+    districts", "5,000 employees" for "how many employees". It answers the question as "4" would, though it is
+    no bare value. A name with a capitalised word after the number is a title ("2 Broke Girls"), not a count."""
+    words = str(name).split()
+    if len(words) < 2 or not counted or _NUMBER.match(words[0].lower()) is None:
+        return False
+    rest = [w.strip(".,;:") for w in words[1:]]
+    return not any(w[:1].isupper() and w[1:].islower() for w in rest) and lemma(rest[-1].lower()) in counted
 
 
 def are_values(view: QueryBackend, entity_ids: np.ndarray) -> np.ndarray:

@@ -28,7 +28,7 @@ from kg_rag.model.results import RetrievalResult, ScoredChunk, StageRun
 from kg_rag.query.chains import path_anchors, paths_and_rows, relation_paths
 from kg_rag.query.limits import suggest_entities, unknown_name
 from kg_rag.query.params import QueryParams
-from kg_rag.query.relation_match import asks_for_value, question_relation_words
+from kg_rag.query.relation_match import asks_for_value, counted_words, question_relation_words
 from kg_rag.query.seeds import Seeds, match_seeds, names_entity, resolve_names, unmatched_reason
 from kg_rag.query.select import HUB_MENTIONS, score_relations, select_entities, unsure_ranks
 from kg_rag.query.strategies import StrategyInput, StrategyOutput
@@ -158,6 +158,7 @@ def run_seeds(s: QueryState) -> None:
         named = [e.name for e in s.view.entities(proper) if e]
         ws.relation_words = question_relation_words(s.text, named)
         ws.asks_value = asks_for_value(s.text)
+        ws.counted = counted_words(s.text)
 
 
 def _earlier_names(s: QueryState) -> None:

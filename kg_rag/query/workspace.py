@@ -147,6 +147,8 @@ class Workspace:
     """Lemmas of the question's words that can name a relation (``born``, ``spouse``, ``replace``)."""
     asks_value: bool = False
     """Whether the question asks for a date or a quantity (:func:`~kg_rag.query.relation_match.asks_for_value`)."""
+    counted: frozenset[str] = frozenset()
+    """What a "how many" question counts (:func:`~kg_rag.query.relation_match.counted_words`)."""
     _lexical_max: float | None = None
     _terms: TermScorer | None = None
     _asked: tuple[frozenset[str], frozenset[str]] | None = None

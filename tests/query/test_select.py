@@ -145,6 +145,59 @@ def test_a_lower_ranked_passage_shows_a_continuing_row_that_ends_at_the_value_as
     assert ("Skien", "GRANTED_STATUS", "1358") not in rows["Which"]
 
 
+COUNTED = [
+    # (question, what it counts, a relation end, whether that end is a number of it)
+    (
+        "The state where Henry Worrall died has how many congressional districts?",
+        {"congressional", "district"},
+        "4 congressional districts",
+        True,
+    ),
+    ("How many employees does Acme have?", {"employee"}, "5,000 employees", True),
+    ("How many TEUs did Thessaloniki handle?", {"teus"}, "273,282 TEUs", True),
+    ("How many districts does Kansas have?", {"district"}, "Missouri's 8th Congressional District", False),
+    ("How many girls are in the show?", {"girl"}, "2 Broke Girls", False),  # a title, not a count
+    ("How many districts does Kansas have?", {"district"}, "4 counties", False),  # a number of something else
+    ("How many of the ships sank?", set(), "3 ships", False),  # "of": what it counts is not said there
+    ("When did Kansas become a state?", set(), "4 congressional districts", False),
+]
+
+
+@pytest.mark.parametrize("question,counted,name,expected", COUNTED)
+def test_a_how_many_question_is_answered_by_a_number_of_what_it_counts(question, counted, name, expected):
+    from kg_rag.query.relation_match import counted_words
+    from kg_rag.query.senses import count_of
+
+    assert counted_words(question) == frozenset(counted)
+    assert count_of(name, counted_words(question)) is expected
+
+
+def test_the_path_to_a_number_of_what_is_counted_comes_first():
+    """ "... has how many congressional districts?" asks for a number of districts: the relation that ends at "4
+    congressional districts" is of the asked kind, as one ending at "4" is, so the path to it comes first, not the
+    path to the state's capital that the passage also states."""
+    kg = KnowledgeGraph()
+    kg.add_chunk(Chunk("c0", "Henry Worrall painter born Liverpool state", "d0"))
+    kg.add_chunk(Chunk("c1", "Henry Worrall died Kansas painter", "d1"))
+    kg.add_chunk(Chunk("c2", "Kansas districts Topeka capital", "d2"))
+    kg.add_relation("Henry Worrall", "Liverpool", "BORN_IN", predicate="born in", chunk_id="c0")
+    kg.add_relation("Henry Worrall", "Kansas", "DIED_IN", predicate="died in", chunk_id="c1")
+    kg.add_relation("Kansas", "4 congressional districts", "DIVIDED_INTO", predicate="divided into", chunk_id="c2")
+    kg.add_relation("Kansas", "Topeka", "CAPITAL", predicate="has capital", chunk_id="c2")
+    params = QueryParams(relation_floor=0.0, top_k_chunks=3, similarity_threshold=0.2)
+    retriever = EntityBasedKGRAG.from_graph(kg, BagOfWordsEmbeddings(), params=params)
+    ends = {}
+    for question in (
+        "The state where Henry Worrall died has how many congressional districts?",
+        "The state where Henry Worrall died has which capital districts?",
+    ):
+        result = retriever.retrieve(question)
+        first = result.paths[0]
+        ends[question.split()[-2]] = (first.start, [result.names[s.target] for s in first.steps])
+    assert ends["congressional"] == ("henry worrall", ["Kansas", "4 congressional districts"])
+    assert ends["capital"] == ("henry worrall", ["Kansas", "Topeka"])
+
+
 def test_one_fact_stated_in_both_voices_is_one_row():
     """Two sentences state one supersession, one active and one passive: the context shows it once."""
     kg = KnowledgeGraph()
