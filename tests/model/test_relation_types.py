@@ -236,6 +236,20 @@ def test_noun_phrase_never_merges_with_the_verb_of_its_stem():
     assert types["is the capital of"] == types["capital of"] == "CAPITAL_OF"
 
 
+@pytest.mark.parametrize(
+    "nominal,verb",
+    [
+        ("is play by", "was played by"),  # a parser's predicate drops the article: still the noun, not the passive
+        ("is film by", "was filmed by"),
+        ("is open to", "opened to"),  # an adjective is no verb either
+    ],
+)
+def test_a_noun_after_a_copula_without_its_article_is_no_verb(nominal, verb):
+    types = RelationTyper().fit({nominal: 1, verb: 5})
+    assert types[nominal] != types[verb], types
+    assert RelationTyper().fit({"is located in": 1, "located in": 5})["is located in"] == "LOCATED_IN"
+
+
 def test_a_rare_passive_or_relational_noun_keeps_its_word_instead_of_a_bare_by_or_of():
     """``by`` alone says only that the target is the agent, ``of`` says nothing: a rare passive keeps its
     participle (direction unchanged, merged into the frequent passive of the same verb when there is one) and a
