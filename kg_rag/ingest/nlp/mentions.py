@@ -399,6 +399,8 @@ def _entities(doc: Parse) -> list[Mention]:
                 continue  # "monthly", "summer", "the next year": no date written
             if label == "NUMBER" and not any(doc.num[i] for i in range(start, end)):
                 continue
+            if label == "NUMBER" and end < doc.n and doc.lower[end] == "of" and doc.text[start].isalpha():
+                continue  # "one of the three hotels": a pronoun for a part of what follows, not a value
             out.append(Mention(start, end, _text(doc, start, end), label, "value"))
         else:
             for a, b in _coordinated(doc, start, end, label):

@@ -114,6 +114,8 @@ def noun(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
         owners = _of_owner(p, n)
         if owners:  # "The capital of France is Paris": France -[has capital]-> Paris, as "France's capital is"
             things = [r for a in d.kids(d.head[n], "attr") for r in refs_of(p, a)]
+            if any(not r.is_value for r in things):  # "is Cape Agulhas about 150 kilometres to the east": how far
+                things = [r for r in things if not r.is_value]
             yield from emit(owners, _attribute(d, n), things, evidence)
             return
         yield from _topic_attribute(p, n, evidence)

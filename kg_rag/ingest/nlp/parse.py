@@ -235,6 +235,8 @@ class Parse:
         self._link()
         if self._mend_verbs():
             self._link()
+        if self._mend_clauses():
+            self._link()
         self.sents = [(s.start, s.end) for s in doc.sents]
         self.sent_of = [0] * self.n
         for k, (a, b) in enumerate(self.sents):
@@ -280,6 +282,35 @@ class Parse:
             self.pos[t], self.tag[t], self.head[t] = "VERB", "VBZ", v
             mended = True
         return mended
+
+    def _mend_clauses(self) -> bool:
+        """Give a that-less complement clause its subject back: "knowledge states the southernmost point of Africa
+        is Cape Agulhas" is parsed with *the point* as the object of *states* and *is* as a clause with no
+        subject. The shape decides: a finite verb of a complement clause with no subject of its own, right after
+        the object of the verb it complements -- a clause needs a subject, and the noun just before it is the one
+        the parse took away."""
+        mended = False
+        for c in range(1, self.n):
+            h = self.head[c]
+            if self.dep[c] != "ccomp" or h >= c or self.tag[c] not in ("VBZ", "VBD", "VBP"):
+                continue
+            if any(self.dep[k] in ("nsubj", "nsubjpass", "expl", "csubj") for k in self.children[c]):
+                continue
+            obj = next((o for o in self.children[h] if self.dep[o] == "dobj" and o < c), None)
+            if obj is None or self._right_edge(obj) != c - 1:
+                continue
+            self.dep[obj], self.head[obj] = "nsubj", c
+            mended = True
+        return mended
+
+    def _right_edge(self, i: int) -> int:
+        edge = i
+        todo = [i]
+        while todo:
+            j = todo.pop()
+            edge = max(edge, j)
+            todo.extend(k for k in self.children[j] if k > j)
+        return edge
 
     def lemma(self, i: int) -> str:
         """The lemma of token ``i`` (simplemma, cached: the pipeline's own lemmatizer is not run)."""

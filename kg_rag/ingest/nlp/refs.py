@@ -356,7 +356,7 @@ def refs_of(p: Passage, i: int) -> list[Ref]:
     refs: list[Ref] = []
     d = p.doc
     for t in conjuncts(d, i):
-        named = _named_after(p, t) or _bulleted(p, t)  # "the country singer Sammi Smith"; "members:" and a list
+        named = _named_after(p, t) or _bulleted(p, t) or _named_before_participle(p, t)
         ref = None if named else p.ref(t)
         if ref is not None and is_role(p, t, ref) and d.dep[t] != "appos":
             named = titled_person(p, t)  # "reports to the Chief Technology Officer, Kwame Mensah"
@@ -471,6 +471,21 @@ def _more_places(p: Passage, i: int) -> list[Ref]:
     return out
 
 
+def _named_before_participle(p: Passage, i: int) -> list[Ref]:
+    """A name right before a lower-case *-ing* word that the parse made the name's head noun ("published by Phoebe
+    Atwood Taylor writing as Alice Tilton": the small pipeline reads "Phoebe Atwood Taylor writing" as one noun):
+    the name is the word's referent, and the participle that follows it says something of its own."""
+    d = p.doc
+    m = p.by_token.get(i - 1) if i else None
+    if m is None or m.end != i or m.is_value or i in p.by_token or not d.text[i].endswith("ing"):
+        return []
+    if not d.text[i].islower() or d.tag[i] not in ("NN", "VBG") or d.head[i - 1] != i:
+        return []
+    if d.kids(i, "det", "amod", "poss", "nummod") or d.left_edge(i) < m.start:
+        return []  # "a top Elo rating of 2543": a noun in -ing with its article is a noun
+    return [p.mention_ref(m)]
+
+
 def _named_after(p: Passage, i: int) -> list[Ref]:
     """A common noun written right before a name stands for it, as a title does: "the father of musicians Neil
     Young and Astrid Young", "written by songwriter Jack Clement" (the parse often hangs the names elsewhere)."""
@@ -511,6 +526,9 @@ def subjects_of(p: Passage, v: int, depth: int = 0) -> list[Ref]:
         return []
     dep, h = d.dep[v], d.head[v]
     if dep in ("relcl", "acl"):
+        placed = _placed_before(p, v, depth)
+        if placed:
+            return placed
         ref = p.ref(h)
         return [ref] if ref is not None else []
     if dep == "conj" and d.pos[h] in ("VERB", "AUX"):
@@ -529,6 +547,34 @@ def subjects_of(p: Passage, v: int, depth: int = 0) -> list[Ref]:
             return []  # "stopped Bob from joining Globex", "thanked Kwame for helping": not who stopped, thanked
         return subjects_of(p, d.head[h], depth + 1)  # "joined X after leaving Contoso": who joined, left
     return []
+
+
+LOCATIVE = frozenset("locate situate base headquarter".split())
+"""Participles that say where something is: set off by a comma after a place, they place what that place holds."""
+
+
+def _placed_before(p: Passage, v: int, depth: int) -> list[Ref]:
+    """``Walden is a community in the province of Nova Scotia, located in the Lunenburg Municipal District``: a
+    locative participle set off by a comma after what something is in (the object of "in") says where that
+    something is, wherever the parse hangs it. Read of the province, it would put the province inside the
+    district; read of what the province holds, it is true either way (what lies in a place lies where that place
+    lies; "a leader in the industry, based in London" is the leader's base)."""
+    d = p.doc
+    h = d.head[v]
+    if d.dep[v] != "acl" or d.tag[v] != "VBN" or d.lemma(v) not in LOCATIVE or not v or d.text[v - 1] != ",":
+        return []
+    ref = p.ref(h)
+    if ref is None or ref.is_value:
+        return []
+    while d.dep[h] == "pobj" and d.lower[d.head[h]] == "of" and d.pos[d.head[d.head[h]]] == "NOUN":
+        h = d.head[d.head[h]]  # "in the Canadian province of Nova Scotia": the province is Nova Scotia
+    if d.dep[h] != "pobj" or d.lower[d.head[h]] not in ("in", "at", "within"):
+        return []
+    holder = d.head[d.head[h]]
+    if d.pos[holder] in ("VERB", "AUX"):
+        return [r for r in subjects_of(p, holder, depth + 1) if not r.is_value]
+    found = p.ref(holder)
+    return [found] if found is not None and found != ref and not found.is_value else []
 
 
 PARTITIVES = frozenset("much most part parts all some half portion portions large".split())

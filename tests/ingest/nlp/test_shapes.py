@@ -1003,6 +1003,50 @@ SHAPES = [
         set(),
         {("Acme Holdings", "HIRED", "Ann Lee"), ("Acme Ltd", "HIRED", "Ann Lee")},
     ),
+    (
+        "a passive's agent before a participle the parse took for its noun",
+        None,
+        "Dead Ernest is a novel that was published in 1944 by Phoebe Atwood Taylor writing as Alice Tilton.",
+        {("Dead Ernest", "PUBLISHED_BY", "Phoebe Atwood Taylor")},
+        {("Dead Ernest", "RELATED", "Alice Tilton"), ("Dead Ernest", "PUBLISHED_BY", "Alice Tilton")},
+    ),
+    (
+        "a noun in -ing with its article is a noun, not a participle",
+        None,
+        "Luís Galego achieved a top Elo rating of 2543.",
+        {("Luís Galego", "ACHIEVED", "2543")},
+        {("Luís Galego", "ACHIEVED", "Elo")},
+    ),
+    (
+        "'one of' is a part of what follows, no value",
+        "Edsa Shangri-La, Manila",
+        "Edsa Shangri-La, Manila is a luxury hotel located at Ortigas Center, Mandaluyong, Philippines and one of the"
+        " three hotels managed by Shangri-La Hotels and Resorts.",
+        {("Edsa Shangri-La, Manila", "LOCATED_IN", "Ortigas Center")},
+        {("Edsa Shangri-La, Manila", "LOCATED_IN", "one")},
+    ),
+    (
+        "a locative participle after a comma places what the place holds",
+        "Walden, Nova Scotia",
+        "Walden is a community in the Canadian province of Nova Scotia, located in the Lunenburg Municipal District.",
+        {("Walden", "COMMUNITY_IN", "Nova Scotia"), ("Walden", "LOCATED_IN", "Lunenburg Municipal District")},
+        {("Nova Scotia", "LOCATED_IN", "Lunenburg Municipal District")},
+    ),
+    (
+        "a locative participle after a comma places what the phrase before it is in",
+        None,
+        "Acme Corp is a leader in the chemical industry, based in London.",
+        {("Acme Corp", "LOCATED_IN", "London")},
+        set(),
+    ),
+    (
+        "a complement clause without 'that' keeps its subject",
+        "Cape of Good Hope",
+        "Contemporary geographic knowledge instead states the southernmost point of Africa is Cape Agulhas about 150"
+        " kilometres (90 mi) to the east.",
+        {("Africa", "HAS_POINT", "Cape Agulhas")},
+        {("Africa", "HAS_POINT", "about 150 kilometres")},
+    ),
 ]
 
 
