@@ -80,6 +80,9 @@ class RelationTyper:
             raise InputError(f"min_support must be an integer >= 1, got {min_support!r}")
         phrases = DEFAULT_RELATION_PATTERNS if patterns is None else patterns
         self.patterns = {analyse(phrase).key: upper_snake(t) for phrase, t in phrases.items()}
+        for key, t in list(self.patterns.items()):  # "is owner of" is also "owner of" (never the verb "own")
+            if key[:1] == (NOUN_PHRASE,):
+                self.patterns.setdefault(key[1:], t)
         self.min_support = min_support
         self.vocabulary = frozenset(upper_snake(v) for v in vocabulary) if vocabulary is not None else None
         self.strict = strict

@@ -250,6 +250,11 @@ def test_a_noun_after_a_copula_without_its_article_is_no_verb(nominal, verb):
     assert RelationTyper().fit({"is located in": 1, "located in": 5})["is located in"] == "LOCATED_IN"
 
 
+@pytest.mark.parametrize("predicate", ["owner of", "is owner of", "is the owner of", "was the owner of"])
+def test_a_curated_noun_matches_with_or_without_its_copula_and_article(predicate):
+    assert RelationTyper()(predicate) == "OWNS"
+
+
 def test_a_rare_passive_or_relational_noun_keeps_its_word_instead_of_a_bare_by_or_of():
     """``by`` alone says only that the target is the agent, ``of`` says nothing: a rare passive keeps its
     participle (direction unchanged, merged into the frequent passive of the same verb when there is one) and a
