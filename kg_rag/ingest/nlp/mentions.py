@@ -496,7 +496,7 @@ def _right_extension(doc: Parse, i: int) -> int:
     end = i + 1
     if end < sent_end and doc.head[i] == end and doc.dep[i] == "compound" and doc.tag[end] in ("NN", "NNS"):
         det = doc.kid(end, "det")
-        if det is None or doc.lower[det] in ("the", "this"):
+        if (det is None or doc.lower[det] in ("the", "this")) and not _attributive(doc, i):
             return end + 1  # a name with the kind of thing it names: "Ecker valley", "the Data Platform team"
     while end < sent_end:
         if doc.num[end] and doc.head[end] == end - 1:
@@ -515,6 +515,21 @@ def _right_extension(doc: Parse, i: int) -> int:
                     continue
         break
     return end
+
+
+def _attributive(doc: Parse, i: int) -> bool:
+    """An abbreviated country before a noun with "of" says whose that noun is, as a nationality does: "the U.S. state
+    of Michigan" is the American state of Michigan, not a thing named *U.S. state* (which the "of" would then put
+    inside Michigan)."""
+    letters = [ch for ch in doc.text[i] if ch.isalpha()]
+    after = i + 2
+    return (
+        len(letters) >= 2
+        and all(ch.isupper() for ch in letters)
+        and doc.ent[i] == "GPE"
+        and after < doc.n
+        and doc.lower[after] == "of"
+    )
 
 
 def _separate(doc: Parse, link: int) -> bool:

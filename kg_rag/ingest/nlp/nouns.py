@@ -315,6 +315,10 @@ def places(p: Passage, start: int, end: int, evidence: str) -> Iterator[Triple]:
         whole = p.ref(h)
         if whole is not None and whole.label in ("LOCATION", "") and whole.name != b.name:
             yield Triple(whole, "part of", p.mention_ref(b), evidence)
+        elif whole is not None and whole.name == b.name:  # "the U.S. state of Michigan": the state is Michigan,
+            for m in named:  # and the place before its noun is whose state it is
+                if m.label == "LOCATION" and m.end <= h:
+                    yield Triple(p.mention_ref(b), "part of", p.mention_ref(m), evidence)
 
 
 DIVISIONS = frozenset(

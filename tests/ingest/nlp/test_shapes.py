@@ -1040,6 +1040,20 @@ SHAPES = [
         set(),
     ),
     (
+        "an abbreviated country before a division noun says whose it is",
+        None,
+        "Ann Lee moved to the U.S. state of Michigan in 1990.",
+        {("Ann Lee", "MOVED_TO", "Michigan"), ("Michigan", "PART_OF", "U.S.")},
+        {("U.S. state", "PART_OF", "Michigan"), ("Ann Lee", "MOVED_TO", "U.S. state")},
+    ),
+    (
+        "a region named before its noun is part of the place after 'of'",
+        None,
+        "Ceelmakoile is a town in the central Hiran region of Somalia.",
+        {("Hiran region", "PART_OF", "Somalia")},
+        {("Somalia", "PART_OF", "Hiran region")},
+    ),
+    (
         "a complement clause without 'that' keeps its subject",
         "Cape of Good Hope",
         "Contemporary geographic knowledge instead states the southernmost point of Africa is Cape Agulhas about 150"
