@@ -297,20 +297,11 @@ class Parse:
             if any(self.dep[k] in ("nsubj", "nsubjpass", "expl", "csubj") for k in self.children[c]):
                 continue
             obj = next((o for o in self.children[h] if self.dep[o] == "dobj" and o < c), None)
-            if obj is None or self._right_edge(obj) != c - 1:
+            if obj is None or self.right_edge(obj) != c - 1:
                 continue
             self.dep[obj], self.head[obj] = "nsubj", c
             mended = True
         return mended
-
-    def _right_edge(self, i: int) -> int:
-        edge = i
-        todo = [i]
-        while todo:
-            j = todo.pop()
-            edge = max(edge, j)
-            todo.extend(k for k in self.children[j] if k > j)
-        return edge
 
     def lemma(self, i: int) -> str:
         """The lemma of token ``i`` (simplemma, cached: the pipeline's own lemmatizer is not run)."""
@@ -345,12 +336,19 @@ class Parse:
 
     def left_edge(self, i: int) -> int:
         """The first token of ``i``'s subtree."""
+        return self._subtree_edge(i, last=False)
+
+    def right_edge(self, i: int) -> int:
+        """The last token of ``i``'s subtree."""
+        return self._subtree_edge(i, last=True)
+
+    def _subtree_edge(self, i: int, *, last: bool) -> int:
         edge = i
         todo = [i]
         while todo:
             j = todo.pop()
-            edge = min(edge, j)
-            todo.extend(c for c in self.children[j] if c < j)
+            edge = max(edge, j) if last else min(edge, j)
+            todo.extend(c for c in self.children[j] if (c > j) == last)
         return edge
 
     def span_text(self, start: int, end: int) -> str:
