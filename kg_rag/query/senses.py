@@ -61,6 +61,18 @@ def value_name(name: str) -> bool:
     )
 
 
+_YEAR = re.compile(r"^(1\d{3}|20\d{2})(s|'s)?$")
+
+
+def date_name(name: str) -> bool:
+    """A value that is a date ("1930", "April 1, 2023", "the 1990s", "12th century"), not a count: "how many stores"
+    is not answered by the year the company was founded."""
+    words = [w.strip(".,;:") for w in str(name).lower().split()]
+    return value_name(name) and any(
+        w in MONTHS or w in ("century", "centuries", "decade", "bc", "bce", "ad", "ce") or _YEAR.match(w) for w in words
+    )
+
+
 def count_of(name: str, counted: frozenset[str]) -> bool:
     """A number of the thing a "how many" question counts (``counted``, lemmas: see
     :func:`~kg_rag.query.relation_match.counted_words`): "4 congressional districts" for "how many congressional

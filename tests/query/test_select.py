@@ -198,6 +198,57 @@ def test_the_path_to_a_number_of_what_is_counted_comes_first():
     assert ends["capital"] == ("henry worrall", ["Kansas", "Topeka"])
 
 
+def test_a_how_many_question_asks_for_a_count_not_a_date():
+    """ "How many" asks for a count: a relation that ends at a count of what it counts is of the asked kind, one that
+    ends at a year is not (the year a state joined the union is no number of its districts); "when" asks for the
+    year."""
+    import numpy as np
+
+    from kg_rag.query.relation_match import asks_for_value, counted_words
+    from kg_rag.query.select import asked_relations
+    from kg_rag.query.workspace import Workspace
+    from kg_rag.store.base import EdgeFilter
+
+    kg = KnowledgeGraph()
+    kg.add_chunk(Chunk("c0", "Kansas districts admitted 1861", "d0"))
+    kg.add_relation("Kansas", "1861", "JOINED_UNION_IN", predicate="joined the union in", chunk_id="c0")
+    kg.add_relation("Kansas", "4 congressional districts", "DIVIDED_INTO", predicate="divided into", chunk_id="c0")
+    kg.add_relation("Kansas", "Topeka", "CAPITAL", predicate="has capital", chunk_id="c0")
+    backend = EntityBasedKGRAG.from_graph(kg, BagOfWordsEmbeddings()).backend
+    asked = {}
+    with backend.reader() as view:
+        _, edges = view.chunk_relations(np.asarray(list(view.chunk_handles(["c0"]).values())), EdgeFilter())
+        targets = [view.names(np.asarray([h]))[0] for h in edges.dst.tolist()]
+        for question in ("Kansas has how many congressional districts?", "When did Kansas become a state?"):
+            ws = Workspace(view, np.zeros(2, np.float32), question, QueryParams(), EdgeFilter())
+            ws.asks_value, ws.counted = asks_for_value(question), counted_words(question)
+            mask = asked_relations(ws, edges, QueryParams())
+            assert mask is not None
+            asked[question.split()[0]] = {t for t, m in zip(targets, mask.tolist()) if m}
+    assert asked["Kansas"] == {"4 congressional districts"}
+    assert asked["When"] == {"1861"}
+
+
+@pytest.mark.parametrize(
+    "name,expected",
+    [
+        ("1930", True),
+        ("April 1, 2023", True),
+        ("the 1990s", True),
+        ("12th century", True),
+        ("35", False),
+        ("1,231", False),
+        ("$2.0 billion", False),
+        ("7.5%", False),
+        ("4 congressional districts", False),
+    ],
+)
+def test_a_date_is_told_from_a_count(name, expected):
+    from kg_rag.query.senses import date_name
+
+    assert date_name(name) is expected
+
+
 def test_one_fact_stated_in_both_voices_is_one_row():
     """Two sentences state one supersession, one active and one passive: the context shows it once."""
     kg = KnowledgeGraph()
