@@ -200,9 +200,9 @@ def asked_relations(ws: Workspace, edges: EdgeSet, p: QueryParams) -> np.ndarray
         values = ends[ws.are_values(ends)]
         if ws.counted:  # "4 congressional districts" answers "how many congressional districts" as "4" does; a
             # date does not (the year the company was founded is no number of its stores)
-            names = dict(zip(ends.tolist(), ws.view.names(ends)))
-            counts = [h for h, n in names.items() if n is not None and count_of(n, ws.counted)]
-            values = np.asarray([h for h in values.tolist() if not date_name(names.get(h) or "")] + counts, dtype=I64)
+            written = dict(zip(ends.tolist(), ws.view.names(ends)))
+            counts = [h for h, n in written.items() if n is not None and count_of(n, ws.counted)]
+            values = np.asarray([h for h in values.tolist() if not date_name(written.get(h) or "")] + counts, dtype=I64)
         out |= np.isin(edges.src, values) | np.isin(edges.dst, values)
     return out
 
