@@ -164,17 +164,17 @@ def analyse(predicate: str) -> PredicateForm:
     # plain "capital of", whose words are the same). So does a copula with a word that is no participle, written
     # without its article ("is play by", as a parser's predicate reads): a noun or an adjective, not the verb
     after_copula = [t for t in toks[1:] if t not in FILLER and t not in BE and t not in NEGATION][:1]
-    if copula and after_copula and kept and kept[0] not in BE and _nominal(after_copula[0]):
+    if copula and after_copula and kept and kept[0] not in BE and starts_noun_phrase(after_copula[0]):
         key = (NOUN_PHRASE, *key)
     return PredicateForm(tuple(kept), key, copula, _active(toks))
 
 
-def _nominal(word: str) -> bool:
+def starts_noun_phrase(word: str) -> bool:
     """Whether a word after a copula starts a noun phrase or an adjective ("a", "play", "similar"), not a passive
-    or progressive verb ("located", "born", "playing") nor a preposition ("in")."""
+    or progressive verb ("located", "born", "overseen", "playing") nor a preposition ("in")."""
     if word in ("a", "an", "the"):
         return True
-    return not (_participle(word) or word in FUNCTION_WORDS or word in PREPOSITIONS or word in HAVE)
+    return not (passive_participle(word) or word in FUNCTION_WORDS or word in PREPOSITIONS or word in HAVE)
 
 
 def _active(toks: list[str]) -> bool:

@@ -54,6 +54,7 @@ from kg_rag.model.predicates import (
     names_relation,
     passive_participle,
     past_participle,
+    starts_noun_phrase,
     typing_form,
     written_words,
 )
@@ -80,9 +81,12 @@ class RelationTyper:
             raise InputError(f"min_support must be an integer >= 1, got {min_support!r}")
         phrases = DEFAULT_RELATION_PATTERNS if patterns is None else patterns
         self.patterns = {analyse(phrase).key: upper_snake(t) for phrase, t in phrases.items()}
-        for key, t in list(self.patterns.items()):  # "is owner of" is also "owner of" (never the verb "own")
-            if key[:1] == (NOUN_PHRASE,):
-                self.patterns.setdefault(key[1:], t)
+        for phrase, t in phrases.items():  # a noun is the same relation with or without its copula and article:
+            form = analyse(phrase)  # "is owner of" is "owner of", "subsidiary of" is "is a subsidiary of"
+            if form.key[:1] == (NOUN_PHRASE,):
+                self.patterns.setdefault(form.key[1:], upper_snake(t))
+            elif form.surface and not form.copula and starts_noun_phrase(form.surface[0]):
+                self.patterns.setdefault((NOUN_PHRASE, *form.key), upper_snake(t))
         self.min_support = min_support
         self.vocabulary = frozenset(upper_snake(v) for v in vocabulary) if vocabulary is not None else None
         self.strict = strict

@@ -399,8 +399,6 @@ def _entities(doc: Parse) -> list[Mention]:
                 continue  # "monthly", "summer", "the next year": no date written
             if label == "NUMBER" and not any(doc.num[i] for i in range(start, end)):
                 continue
-            if label == "NUMBER" and end < doc.n and doc.lower[end] == "of" and doc.text[start].isalpha():
-                continue  # "one of the three hotels": a pronoun for a part of what follows, not a value
             out.append(Mention(start, end, _text(doc, start, end), label, "value"))
         else:
             for a, b in _coordinated(doc, start, end, label):
@@ -517,16 +515,25 @@ def _right_extension(doc: Parse, i: int) -> int:
     return end
 
 
+DIVISIONS = frozenset(
+    "region province district county state department oblast prefecture municipality governorate territory "
+    "canton parish borough emirate voivodeship raion".split()
+)
+"""Nouns of administrative divisions: ``the Hiran region of Somalia`` names a place even untyped."""
+
+
 def _attributive(doc: Parse, i: int) -> bool:
-    """An abbreviated country before a noun with "of" says whose that noun is, as a nationality does: "the U.S. state
-    of Michigan" is the American state of Michigan, not a thing named *U.S. state* (which the "of" would then put
-    inside Michigan)."""
+    """An abbreviated country before a division noun with "of" says whose division it is, as a nationality does:
+    "the U.S. state of Michigan" is the American state of Michigan, not a thing named *U.S. state* (which the "of"
+    would then put inside Michigan). Any other noun stays part of the name: "the UK unit of GE Capital" is a unit,
+    not GE Capital."""
     letters = [ch for ch in doc.text[i] if ch.isalpha()]
     after = i + 2
     return (
         len(letters) >= 2
         and all(ch.isupper() for ch in letters)
         and doc.ent[i] == "GPE"
+        and doc.lemma(i + 1) in DIVISIONS
         and after < doc.n
         and doc.lower[after] == "of"
     )

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kg_rag.ingest.nlp.mentions import ARTICLES, VALUES, person_like
+from kg_rag.ingest.nlp.mentions import ARTICLES, DIVISIONS, VALUES, person_like
 from kg_rag.ingest.nlp.parse import Parse
 from kg_rag.ingest.nlp.refs import (
     OFFICES,
@@ -319,13 +319,6 @@ def places(p: Passage, start: int, end: int, evidence: str) -> Iterator[Triple]:
             for m in named:  # and the place before its noun is whose state it is
                 if m.label == "LOCATION" and m.end <= h:
                     yield Triple(p.mention_ref(b), "part of", p.mention_ref(m), evidence)
-
-
-DIVISIONS = frozenset(
-    "region province district county state department oblast prefecture municipality governorate territory "
-    "canton parish borough emirate voivodeship raion".split()
-)
-"""Nouns of administrative divisions: ``the Hiran region of Somalia`` names a place even untyped."""
 
 
 KINSHIP = frozenset(

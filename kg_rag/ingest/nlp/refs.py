@@ -8,7 +8,7 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 
 from kg_rag.ingest.nlp.aliases import NameTable
-from kg_rag.ingest.nlp.mentions import VALUES, Mention, Topic, person_like
+from kg_rag.ingest.nlp.mentions import DIVISIONS, VALUES, Mention, Topic, person_like
 from kg_rag.ingest.nlp.parse import Parse, list_item
 from kg_rag.ingest.nlp.things import THING
 from kg_rag.model.names import legal_form
@@ -474,7 +474,8 @@ def _more_places(p: Passage, i: int) -> list[Ref]:
 def _named_before_participle(p: Passage, i: int) -> list[Ref]:
     """A name right before a lower-case *-ing* word that the parse made the name's head noun ("published by Phoebe
     Atwood Taylor writing as Alice Tilton": the small pipeline reads "Phoebe Atwood Taylor writing" as one noun):
-    the name is the word's referent, and the participle that follows it says something of its own."""
+    the name is the word's referent, and the participle that follows it says something of its own. Only when the
+    word takes what a participle takes (an object, "as"): "NASA funding", "Biden spending" are nouns."""
     d = p.doc
     m = p.by_token.get(i - 1) if i else None
     if m is None or m.end != i or m.is_value or i in p.by_token or not d.text[i].endswith("ing"):
@@ -483,6 +484,8 @@ def _named_before_participle(p: Passage, i: int) -> list[Ref]:
         return []
     if d.kids(i, "det", "amod", "poss", "nummod") or d.left_edge(i) < m.start:
         return []  # "a top Elo rating of 2543": a noun in -ing with its article is a noun
+    if not (d.kids(i, "dobj") or any(d.lower[c] == "as" for c in d.kids(i, "prep"))):
+        return []  # "approved NASA funding for the program": a noun compound; a participle takes an object or "as"
     return [p.mention_ref(m)]
 
 
@@ -549,16 +552,17 @@ def subjects_of(p: Passage, v: int, depth: int = 0) -> list[Ref]:
     return []
 
 
-LOCATIVE = frozenset("locate situate base headquarter".split())
+LOCATIVE = frozenset("locate situate".split())
 """Participles that say where something is: set off by a comma after a place, they place what that place holds."""
 
 
 def _placed_before(p: Passage, v: int, depth: int) -> list[Ref]:
     """``Walden is a community in the province of Nova Scotia, located in the Lunenburg Municipal District``: a
-    locative participle set off by a comma after what something is in (the object of "in") says where that
-    something is, wherever the parse hangs it. Read of the province, it would put the province inside the
-    district; read of what the province holds, it is true either way (what lies in a place lies where that place
-    lies; "a leader in the industry, based in London" is the leader's base)."""
+    locative participle set off by a comma after the division a thing is said to be in ("is a community in the
+    province of") says where that thing is, wherever the parse hangs it. Read of the province, it would put the
+    province inside the district; read of the community, it is true either way (what lies in a division lies where
+    the division lies). Only then: "an analyst at Morgan Stanley, located in", "lived in Princeton, located in" are
+    not inside what they are at."""
     d = p.doc
     h = d.head[v]
     if d.dep[v] != "acl" or d.tag[v] != "VBN" or d.lemma(v) not in LOCATIVE or not v or d.text[v - 1] != ",":
@@ -568,11 +572,11 @@ def _placed_before(p: Passage, v: int, depth: int) -> list[Ref]:
         return []
     while d.dep[h] == "pobj" and d.lower[d.head[h]] == "of" and d.pos[d.head[d.head[h]]] == "NOUN":
         h = d.head[d.head[h]]  # "in the Canadian province of Nova Scotia": the province is Nova Scotia
-    if d.dep[h] != "pobj" or d.lower[d.head[h]] not in ("in", "at", "within"):
-        return []
+    if d.dep[h] != "pobj" or d.lower[d.head[h]] not in ("in", "within") or d.lemma(h) not in DIVISIONS:
+        return []  # "an analyst at Morgan Stanley, located in", "lived in Princeton, located in": not inside it
     holder = d.head[d.head[h]]
-    if d.pos[holder] in ("VERB", "AUX"):
-        return [r for r in subjects_of(p, holder, depth + 1) if not r.is_value]
+    if d.pos[holder] != "NOUN" or d.dep[holder] not in ("attr", "appos"):
+        return []  # "a community in ...": the thing that is in the division
     found = p.ref(holder)
     return [found] if found is not None and found != ref and not found.is_value else []
 

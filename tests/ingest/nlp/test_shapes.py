@@ -1018,14 +1018,6 @@ SHAPES = [
         {("Luís Galego", "ACHIEVED", "Elo")},
     ),
     (
-        "'one of' is a part of what follows, no value",
-        "Edsa Shangri-La, Manila",
-        "Edsa Shangri-La, Manila is a luxury hotel located at Ortigas Center, Mandaluyong, Philippines and one of the"
-        " three hotels managed by Shangri-La Hotels and Resorts.",
-        {("Edsa Shangri-La, Manila", "LOCATED_IN", "Ortigas Center")},
-        {("Edsa Shangri-La, Manila", "LOCATED_IN", "one")},
-    ),
-    (
         "a locative participle after a comma places what the place holds",
         "Walden, Nova Scotia",
         "Walden is a community in the Canadian province of Nova Scotia, located in the Lunenburg Municipal District.",
@@ -1033,11 +1025,26 @@ SHAPES = [
         {("Nova Scotia", "LOCATED_IN", "Lunenburg Municipal District")},
     ),
     (
-        "a locative participle after a comma places what the phrase before it is in",
+        "a locative participle after what a person is at or lives in places that",
         None,
-        "Acme Corp is a leader in the chemical industry, based in London.",
-        {("Acme Corp", "LOCATED_IN", "London")},
+        "Maria Lopez is a senior analyst at Morgan Stanley, headquartered in New York. Albert Einstein lived in"
+        " Princeton, located in New Jersey.",
+        {("Morgan Stanley", "LOCATED_IN", "New York"), ("Princeton", "LOCATED_IN", "New Jersey")},
+        {("Maria Lopez", "LOCATED_IN", "New York"), ("Albert Einstein", "LOCATED_IN", "New Jersey")},
+    ),
+    (
+        "a name before a noun in -ing is a compound, not an agent",
+        None,
+        "Congress approved NASA funding for the Artemis program.",
         set(),
+        {("Congress", "APPROVED", "NASA")},
+    ),
+    (
+        "an abbreviated country before another noun stays part of the name",
+        None,
+        "Blackstone acquired the UK unit of GE Capital.",
+        set(),
+        {("Blackstone", "ACQUIRED", "GE Capital")},
     ),
     (
         "an abbreviated country before a division noun says whose it is",
