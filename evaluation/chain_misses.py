@@ -26,11 +26,10 @@ def main(argv: list[str]) -> int:
 
     from kg_rag.cli.common import existing_store
     from kg_rag.context.format import format_context
-    from kg_rag.eval.chain import _variants, context_edges, joined
+    from kg_rag.eval.chain import context_edges, joined, writes
     from kg_rag.eval.datasets import load_musique_questions
     from kg_rag.eval.methods import build_method, load_method_specs
-    from kg_rag.eval.metrics import answer_in_text
-    from kg_rag.eval.runner import _Corpus
+    from kg_rag.eval.runner import Corpus
     from kg_rag.index.embeddings import normalise_rows
     from kg_rag.langchain.embeddings import embeddings_for_index
 
@@ -50,10 +49,7 @@ def main(argv: list[str]) -> int:
     embeddings = embeddings_for_index(None, model, index)
     rank = build_method(load_method_specs("methods")[method], backend, embeddings)
     vectors = normalise_rows(np.asarray(embeddings.embed_documents([q.question for q in questions]), dtype=np.float32))
-    corpus = _Corpus(backend)
-
-    def writes(text: str, elements: tuple[str, ...]) -> bool:
-        return any(answer_in_text([v], text) for e in elements for v in _variants(e))
+    corpus = Corpus(backend)
 
     classes: Counter[str] = Counter()
     listed = []

@@ -95,6 +95,13 @@ def _variants(element: str) -> list[str]:
     return out
 
 
+def writes(text: str, elements: Iterable[str]) -> bool:
+    """Whether a passage's text writes one of the chain elements (an element or a variant of it, whole words, as
+    :func:`stands_for` reads an entity's name): where a hop's ends are written, whether or not a relation joins
+    them (``evaluation/chain_misses.py``)."""
+    return any(answer_in_text([v], text) for element in elements for v in _variants(element))
+
+
 def _in_order(words: list[str], name: list[str]) -> bool:
     """Whether ``words`` occur in ``name`` in this order (others between): *Barry Wesson* in *Barry Jarvis
     Wesson*."""

@@ -136,7 +136,7 @@ def graph_context_metrics(
     return out
 
 
-class _Corpus:
+class Corpus:
     """What the metrics read about chunks, fetched from the backend once per question."""
 
     def __init__(self, backend: QueryBackend) -> None:
@@ -241,7 +241,7 @@ def evaluate(
 
         raw = embeddings.embed_documents([q.question for q in questions])
         query_vectors = normalise_rows(np.asarray(raw, dtype=np.float32))
-    corpus = _Corpus(backend)
+    corpus = Corpus(backend)
     report: dict[str, Any] = {"questions": len(questions), "k": ks, "methods": {}}
     for spec in methods:
         rank = build_method(spec, backend, embeddings)

@@ -6,7 +6,7 @@ import math
 from types import SimpleNamespace
 
 from kg_rag.eval import evaluate, load_musique_questions
-from kg_rag.eval.chain import Hop, chain_metrics, question_hops, stands_for
+from kg_rag.eval.chain import Hop, chain_metrics, question_hops, stands_for, writes
 from kg_rag.eval.methods import BUILTIN
 from kg_rag.model.results import GraphPath, PathStep
 from kg_rag.store.memory import LiveBackend
@@ -102,3 +102,11 @@ def test_the_runner_reports_the_chain_metrics_of_graph_methods(small_eval):
     assert kg["chain_coverage"] == 1.0 and kg["chain_reachable"] == 1.0  # both hops are rows of the context
     assert kg["chain_rows"] > 0
     assert dense["chain_coverage"] is None  # a chunk-only method shows no graph half
+
+
+def test_a_passage_writes_a_chain_element_by_the_same_rule():
+    """``writes`` (where a hop's ends are written, evaluation/chain_misses.py) reads a passage as ``stands_for`` reads
+    a name: whole words, a leading preposition and an encyclopedia qualifier dropped."""
+    text = "Henry Worrall died in Topeka, Kansas, in 1902."
+    assert writes(text, ["Kansas"]) and writes(text, ["in Topeka"]) and writes(text, ["Topeka, Kansas"])
+    assert not writes(text, ["Kan"]) and not writes(text, ["Wichita"]) and not writes(text, [])
