@@ -111,12 +111,14 @@ def _in_order(words: list[str], name: list[str]) -> bool:
 
 def stands_for(name: str, elements: Iterable[str]) -> bool:
     """Whether an entity name stands for one of the chain elements (see the module docstring)."""
+    elements = list(elements)
+    if writes(name, elements):
+        return True
+    written = normalise_answer(name).split()
     for element in elements:
         for v in _variants(element):
-            if answer_in_text([v], name):
-                return True
             words = normalise_answer(v).split()
-            if len(words) >= 2 and _in_order(words, normalise_answer(name).split()):
+            if len(words) >= 2 and _in_order(words, written):
                 return True
     return False
 

@@ -80,13 +80,13 @@ class RelationTyper:
         if isinstance(min_support, bool) or not isinstance(min_support, int) or min_support < 1:
             raise InputError(f"min_support must be an integer >= 1, got {min_support!r}")
         phrases = DEFAULT_RELATION_PATTERNS if patterns is None else patterns
-        self.patterns = {analyse(phrase).key: upper_snake(t) for phrase, t in phrases.items()}
-        for phrase, t in phrases.items():  # a noun is the same relation with or without its copula and article:
-            form = analyse(phrase)  # "is owner of" is "owner of", "subsidiary of" is "is a subsidiary of"
-            if form.key[:1] == (NOUN_PHRASE,):
-                self.patterns.setdefault(form.key[1:], upper_snake(t))
+        forms = [(analyse(phrase), upper_snake(t)) for phrase, t in phrases.items()]
+        self.patterns = {form.key: t for form, t in forms}
+        for form, t in forms:  # a noun is the same relation with or without its copula and article: "is owner of"
+            if form.key[:1] == (NOUN_PHRASE,):  # is "owner of", "subsidiary of" is "is a subsidiary of"
+                self.patterns.setdefault(form.key[1:], t)
             elif form.surface and not form.copula and starts_noun_phrase(form.surface[0]):
-                self.patterns.setdefault((NOUN_PHRASE, *form.key), upper_snake(t))
+                self.patterns.setdefault((NOUN_PHRASE, *form.key), t)
         self.min_support = min_support
         self.vocabulary = frozenset(upper_snake(v) for v in vocabulary) if vocabulary is not None else None
         self.strict = strict

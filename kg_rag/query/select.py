@@ -12,7 +12,6 @@ from kg_rag.model.predicates import inverse_types
 from kg_rag.model.results import RelationRow, ScoredEntity
 from kg_rag.query.params import QueryParams
 from kg_rag.query.seeds import Seeds
-from kg_rag.query.senses import count_of, date_name
 from kg_rag.query.workspace import Workspace
 from kg_rag.store.base import EdgeSet, Pairs
 
@@ -197,12 +196,7 @@ def asked_relations(ws: Workspace, edges: EdgeSet, p: QueryParams) -> np.ndarray
         out = np.asarray([asks[names[t]] for t in edges.type_id.tolist()], dtype=bool)
     if ws.asks_value and len(edges):
         ends = np.unique(np.concatenate([edges.src, edges.dst]))
-        values = ends[ws.are_values(ends)]
-        if ws.counted:  # "4 congressional districts" answers "how many congressional districts" as "4" does; a
-            # date does not (the year the company was founded is no number of its stores)
-            written = dict(zip(ends.tolist(), ws.view.names(ends)))
-            counts = [h for h, n in written.items() if n is not None and count_of(n, ws.counted)]
-            values = np.asarray([h for h in values.tolist() if not date_name(written.get(h) or "")] + counts, dtype=I64)
+        values = ends[ws.value_answers(ends)]  # "how many districts": "4 congressional districts", not a year
         out |= np.isin(edges.src, values) | np.isin(edges.dst, values)
     return out
 

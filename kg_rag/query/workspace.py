@@ -16,7 +16,7 @@ from kg_rag.arrays import in_sorted, unique_first, unique_ints
 from kg_rag.index.lexical import tokenize
 from kg_rag.query.params import QueryParams
 from kg_rag.query.relation_match import matches, type_index
-from kg_rag.query.senses import are_values
+from kg_rag.query.senses import are_values, count_of, date_name
 from kg_rag.store.base import EdgeFilter, Pairs, QueryBackend, TermScorer
 
 I64 = np.int64
@@ -154,6 +154,7 @@ class Workspace:
     _asked: tuple[frozenset[str], frozenset[str]] | None = None
     _mentions: dict[int, float] = field(default_factory=dict)
     _values: dict[int, bool] = field(default_factory=dict)
+    _answers: dict[int, bool] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         keep = not self.view.in_process
@@ -247,6 +248,21 @@ class Workspace:
         if todo:
             self._values.update(zip(todo, are_values(self.view, np.asarray(todo, dtype=I64)).tolist()))
         return np.fromiter((self._values[h] for h in hs.tolist()), dtype=bool, count=hs.size)
+
+    def value_answers(self, entity_handles: np.ndarray) -> np.ndarray:
+        """Which entities answer a question that asks for a value, as a mask: the values (:meth:`are_values`); for a
+        "how many" question (:attr:`counted`) no date, and a number of what it counts ("4 congressional districts":
+        :func:`~kg_rag.query.senses.count_of`). Names are read once a query, however many relation sets ask."""
+        hs = np.asarray(entity_handles, dtype=I64).reshape(-1)
+        values = self.are_values(hs)
+        if not self.counted:
+            return values
+        todo = [h for h in dict.fromkeys(hs.tolist()) if h not in self._answers]
+        if todo:
+            for h, name in zip(todo, self.view.names(np.asarray(todo, dtype=I64))):
+                written = name or ""
+                self._answers[h] = (self._values[h] and not date_name(written)) or count_of(written, self.counted)
+        return np.fromiter((self._answers[h] for h in hs.tolist()), dtype=bool, count=hs.size)
 
     def mention_counts(self, entity_handles: np.ndarray) -> np.ndarray:
         """How many chunks mention each entity (from a database, kept per entity for the query)."""
