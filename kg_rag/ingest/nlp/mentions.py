@@ -520,20 +520,26 @@ DIVISIONS = frozenset(
     "canton parish borough emirate voivodeship raion".split()
 )
 """Nouns of administrative divisions: ``the Hiran region of Somalia`` names a place even untyped."""
+PLACE_NOUNS = frozenset(
+    """state city town county province region village country island republic kingdom borough district
+    municipality township parish commune prefecture territory""".split()
+)
+"""Nouns whose ``of`` complement is the place itself: "the city of Rome" is Rome, "the U.S. state of Michigan" is
+Michigan (an appositive genitive)."""
 
 
 def _attributive(doc: Parse, i: int) -> bool:
-    """An abbreviated country before a division noun with "of" says whose division it is, as a nationality does:
-    "the U.S. state of Michigan" is the American state of Michigan, not a thing named *U.S. state* (which the "of"
-    would then put inside Michigan). Any other noun stays part of the name: "the UK unit of GE Capital" is a unit,
-    not GE Capital."""
+    """An abbreviated country before a place noun with "of" (an appositive genitive, :data:`PLACE_NOUNS`) says whose
+    place it is, as a nationality does: "the U.S. state of Michigan" is the American state of Michigan, not a thing
+    named *U.S. state* (which the "of" would then put inside Michigan). Any other noun stays part of the name: "the
+    UK unit of GE Capital" is a unit, not GE Capital."""
     letters = [ch for ch in doc.text[i] if ch.isalpha()]
     after = i + 2
     return (
         len(letters) >= 2
         and all(ch.isupper() for ch in letters)
         and doc.ent[i] == "GPE"
-        and doc.lemma(i + 1) in DIVISIONS
+        and doc.lemma(i + 1) in PLACE_NOUNS
         and after < doc.n
         and doc.lower[after] == "of"
     )

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kg_rag.ingest.nlp.mentions import ARTICLES, DIVISIONS, VALUES, person_like
+from kg_rag.ingest.nlp.mentions import ARTICLES, DIVISIONS, PLACE_NOUNS, VALUES, person_like
 from kg_rag.ingest.nlp.parse import Parse
 from kg_rag.ingest.nlp.refs import (
     OFFICES,
     PARTITIVES,
-    PLACE_NOUNS,
     SUBJECTS,
     Passage,
     Ref,

@@ -8,7 +8,7 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 
 from kg_rag.ingest.nlp.aliases import NameTable
-from kg_rag.ingest.nlp.mentions import DIVISIONS, VALUES, Mention, Topic, person_like
+from kg_rag.ingest.nlp.mentions import DIVISIONS, PLACE_NOUNS, VALUES, Mention, Topic, person_like
 from kg_rag.ingest.nlp.parse import Parse, list_item
 from kg_rag.ingest.nlp.things import THING
 from kg_rag.model.names import legal_form
@@ -30,12 +30,6 @@ him from leaving", "sued Acme for infringing", "talked her into joining"), unlik
 "while", "without", whose gerund is what the clause's subject did."""
 LOOK_BACK = 32
 """Earlier occurrences of a description's noun looked at (the nearest one decides; the rest bound the time)."""
-PLACE_NOUNS = frozenset(
-    """state city town county province region village country island republic kingdom borough district
-    municipality township parish commune prefecture territory""".split()
-)
-"""Nouns whose ``of`` complement is the place itself: "the city of Rome" is Rome, "the U.S. state of Michigan" is
-Michigan (an appositive genitive)."""
 COMPANY_NOUNS = frozenset({"company", "firm", "corporation", "conglomerate"})
 """Nouns *the* makes a reference to a company the passage names (:meth:`Passage._salient_company`)."""
 

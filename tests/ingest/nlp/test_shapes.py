@@ -1054,6 +1054,13 @@ SHAPES = [
         {("U.S. state", "PART_OF", "Michigan"), ("Ann Lee", "MOVED_TO", "U.S. state")},
     ),
     (
+        "an abbreviated country before any appositive place noun says whose it is",
+        None,
+        "Ann Lee was born in the UK town of Reading.",
+        {("Ann Lee", "BORN_IN", "Reading"), ("Reading", "PART_OF", "UK")},
+        {("Ann Lee", "BORN_IN", "UK town")},
+    ),
+    (
         "a region named before its noun is part of the place after 'of'",
         None,
         "Ceelmakoile is a town in the central Hiran region of Somalia.",
