@@ -35,6 +35,9 @@ MODIFIERS = frozenset(
     official early late current previous next top sole primary principal chief senior junior other own
     several many most more few""".split()
 )
+ROLE_MODIFIERS = frozenset("parent sister vice deputy assistant honorary co foster".split())
+"""Words before a relational noun that change which relation it names: a *parent company of* X owns X, a *company
+of* X belongs to it; a *vice president* is no president. Kept in a noun's head phrase."""
 PREPOSITIONS = frozenset(
     """in on at of by for to from with into onto as about after before during under over between through
     against near within without across since until among towards toward upon via per like than behind
@@ -307,6 +310,8 @@ def head_form(form: PredicateForm) -> tuple[tuple[str, ...], tuple[str, ...]]:
         prep == "of" and lemma(content[0]) in LINKING and not PREPOSITIONS & set(words)  # not "became king after
     ):  # the death of": the linked noun is the one "of" follows
         head = content[-1:]
+        while len(head) < len(content) and content[-len(head) - 1] in ROLE_MODIFIERS:
+            head.insert(0, content[-len(head) - 1])  # "is the parent company of" is no company of it
     else:
         head = content[:1]
     if prep == "by" and head and head[-1] != words[-1] and (form.active or not past_participle(head[0])):

@@ -46,6 +46,7 @@ from kg_rag.model.predicates import (
     NEGATION,
     NOUN_PHRASE,
     PREPOSITIONS,
+    ROLE_MODIFIERS,
     PredicateForm,
     analyse,
     display_type,
@@ -286,6 +287,10 @@ def _rare_head(predicate: str, h_surface: tuple[str, ...], form: PredicateForm) 
         noun = content[1]
         return h_surface if noun not in FUNCTION_WORDS and noun.isalpha() and noun.islower() else None
     if len(content) == 2 and content[-1] in PREPOSITIONS and content[0] not in PREPOSITIONS:
+        at = form.surface.index(content[0]) if content[0] in form.surface else len(form.surface)
+        particles = form.surface[at + 1 : -1]
+        if particles and all(w in PREPOSITIONS for w in particles):  # "was taken over in": the verb's own particle
+            return (*(w for w in h_surface if w in NEGATION), *form.surface[at:])
         if len(form.surface) >= 2 and form.surface[-2] != content[0]:  # the preposition belongs to another word
             h_surface = tuple(w for w in h_surface if w != content[-1])
             if form.copula and past_participle(content[0]):  # a passive: its bare participle reads it as active
@@ -384,12 +389,13 @@ def _relational_noun(form: PredicateForm, h_surface: tuple[str, ...]) -> tuple[s
         return None
     negated = tuple(w for w in h_surface if w in NEGATION)
     head = tuple(w for w in h_surface if w not in NEGATION)
-    if len(head) != 2 or head[0] in PREPOSITIONS:
+    noun = [w for w in head[:-2] if w not in ROLE_MODIFIERS] + list(head[-2:])  # "parent company of"
+    if len(noun) != 2 or noun[0] in PREPOSITIONS:
         return None
     before = [w for w in form.surface[:-1] if w not in NEGATION]
     linked = (  # "became mayor of"; not "became king after the death of"
-        len(before) > 1 and lemma(before[0]) in LINKING and before[-1] == head[0] and not PREPOSITIONS & set(before)
+        len(before) > 1 and lemma(before[0]) in LINKING and before[-1] == noun[0] and not PREPOSITIONS & set(before)
     )
-    if before == [head[0]] or linked or (form.copula and not passive_participle(head[0])):
+    if before == list(head[:-1]) or linked or (form.copula and not passive_participle(noun[0])):
         return negated + head
     return None

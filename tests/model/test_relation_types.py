@@ -374,6 +374,11 @@ def test_a_passive_with_its_agent_after_by_never_becomes_the_active_verb(predica
         ("was sold for a fee of", "SOLD_FOR"),
         ("is treated as a synonym of", "TREATED_AS"),
         ("was refused entry to", RELATED),  # no preposition of its own: the participle alone would invert it
+        ("was taken over in", "TAKEN_OVER_IN"),  # was TAKEN_OVER: twitter -[TAKEN_OVER]-> 2022
+        ("was set up in", "SET_UP_IN"),  # a particle is the verb's own, the preposition after it too
+        ("was not handed over in", "NOT_HANDED_OVER_IN"),
+        ("is the parent company of", "PARENT_COMPANY_OF"),  # was COMPANY_OF: meta is no company of whatsapp
+        ("was vice president of", "VICE_PRESIDENT_OF"),  # was PRESIDENT_OF
     ],
 )
 def test_a_rare_passive_whose_preposition_belongs_to_a_later_word_keeps_its_own(predicate, expected):
