@@ -27,15 +27,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kg_rag.ingest.nlp.nouns import after_noun, lifespans, noun, places
+from kg_rag.ingest.nlp.nouns import EVENTS, after_noun, has_doer, lifespans, noun, places
 from kg_rag.ingest.nlp.parse import Parse, paragraph_start
 from kg_rag.ingest.nlp.refs import (
     COPULAS,
     NAMING,
     SUBJECTS,
+    UNFULFILLED,
     Passage,
     Ref,
     conjuncts,
+    hypothetical,
     listed_names,
     nominal,
     refs_of,
@@ -54,6 +56,7 @@ from kg_rag.ingest.nlp.triples import (
     predicate_of,
     prep_objects,
     relative,
+    role_words,
     via,
 )
 
@@ -115,6 +118,8 @@ def _verb(p: Passage, v: int, evidence: str) -> Iterator[Triple]:
         called = p.called(d.head[v])
         if called is not None and p.ref(d.head[v]) == called:
             return  # "a success known in the US as Betty Blue": the name the noun stands for, no relation of its own
+    if hypothetical(d, v) or (d.dep[v] == "xcomp" and d.lemma(d.head[v]) in UNFULFILLED):
+        return
     subjects = [s for s in subjects_of(p, v) if not s.is_value]
     if d.dep[v] in ("ROOT", "conj"):
         agents = [r for a in d.kids(v, "agent") for r in prep_objects(p, a)]
@@ -125,6 +130,9 @@ def _verb(p: Passage, v: int, evidence: str) -> Iterator[Triple]:
             if people <= {agents[0].name}:
                 p.note_agent(agents[0])
         for s in subjects:  # the subject is noted last: the latest
+            p.note_subject(s)
+    elif d.dep[v] == "advcl" and v < d.head[v] and d.kids(v, *SUBJECTS):
+        for s in subjects:  # "After Charles II was restored ..., he granted": a fronted clause's own subject
             p.note_subject(s)
     if not subjects:  # "parliament elected X as President of Somalia": the object holds the role all the same
         for c in d.kids(v, "prep"):
@@ -150,6 +158,13 @@ def _verb(p: Passage, v: int, evidence: str) -> Iterator[Triple]:
     described = noun_words(d, generic) if generic is not None else []
     for c in _complements(d, v):
         dep = d.dep[c]
+        if d.kids(c, "neg"):  # "born in Ogidi, not in Lagos": a phrase the sentence rules out; the alternative
+            for alt in d.kids(c, "conj"):  # after it stands ("sailed not on the Endeavour but on HMS Beagle")
+                if d.pos[alt] == "ADP" and not d.kids(alt, "neg"):
+                    yield from via(p, subjects, predicate_of(d, group, alt), alt, evidence)
+            continue
+        if dep == "dative" and d.pos[c] == "ADP":  # "sold its unit to Intel": a recipient's "to" is a preposition
+            dep = "prep"
         if dep in ("dobj", "dative", "appos") or (dep == "oprd" and c != complement):
             listed = listed_names(p, c)
             if listed:  # "had four members: A, B and C"
@@ -167,6 +182,8 @@ def _verb(p: Passage, v: int, evidence: str) -> Iterator[Triple]:
                 yield from _complement_role(p, subjects, c, predicate_of(d, group, *noun_words(d, c)), evidence)
             else:  # "took part in X": the generic object belongs to the predicate
                 for prep in d.kids(c, "prep"):
+                    if d.lemma(c) in EVENTS and d.lower[prep] == "of" and has_doer(d, c):
+                        continue  # "completed its purchase of X": the event noun says what (nouns._event)
                     det = article(d, c, prep)
                     yield from via(p, subjects, predicate_of(d, group, *det, *noun_words(d, c), prep), prep, evidence)
         elif dep in ("prep", "agent"):
@@ -217,7 +234,7 @@ def _complement_role(p: Passage, subjects: list[Ref], c: int, words: str, eviden
     for prep in d.kids(c, "prep"):
         if d.lower[prep] == "of":
             owners = [r for r in prep_objects(p, prep) if not r.is_value]
-            yield from emit(subjects, predicate_of(d, [], "is", d.lemma(c), "of"), owners, evidence)
+            yield from emit(subjects, predicate_of(d, [], "is", *role_words(d, c), "of"), owners, evidence)
         else:
             yield from via(p, subjects, f"{words} {d.lower[prep]}", prep, evidence)
 
@@ -289,7 +306,7 @@ def _held_roles(p: Passage, v: int, prep: int, subjects: list[Ref], evidence: st
         for of in d.kids(role, "prep"):
             if d.lower[of] == "of":
                 owners = [r for r in prep_objects(p, of) if not r.is_value]
-                yield from emit(holders, predicate_of(d, [], "is", d.lemma(role), "of"), owners, evidence)
+                yield from emit(holders, predicate_of(d, [], "is", *role_words(d, role), "of"), owners, evidence)
 
 
 PLACING_VERBS = frozenset(

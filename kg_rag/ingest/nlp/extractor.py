@@ -33,6 +33,7 @@ from kg_rag.ingest.extract import (
 from kg_rag.ingest.formats import MARKDOWN_SUFFIXES
 from kg_rag.ingest.nlp.aliases import NameTable
 from kg_rag.ingest.nlp.clauses import read_clauses
+from kg_rag.ingest.nlp.kinds import place_title
 from kg_rag.ingest.nlp.loading import load_pipeline, pipeline_id
 from kg_rag.ingest.nlp.mentions import (
     LABELS,
@@ -53,7 +54,7 @@ from kg_rag.model.relation_types import RelationTyper
 
 logger = logging.getLogger(__name__)
 
-RULES_VERSION = 25
+RULES_VERSION = 26
 """Bumped when the rules change what is extracted, so documents extracted under older rules are extracted again."""
 MAX_CHARS = 200_000
 """Longest chunk text parsed whole; a longer one (a corpus passage nobody split) is parsed up to here."""
@@ -210,7 +211,7 @@ def read_passage(
     name = title_name(title, doc.source) if title else None
     if name is None and title and titled:
         name = bare_title(title)
-    topic = Topic(name, personal=not heading) if name else None
+    topic = Topic(name, personal=not heading and not place_title(title or "")) if name else None
     mentions, inside = find_mentions(doc, topic)
     if topic is not None:
         topic.label = _topic_label(doc, mentions)

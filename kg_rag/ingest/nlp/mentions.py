@@ -25,6 +25,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from kg_rag.ingest.nlp.kinds import kind_of
 from kg_rag.ingest.nlp.parse import Parse
 from kg_rag.model.lemmas import known_word
 from kg_rag.model.names import MONTHS, canonical_key
@@ -474,7 +475,9 @@ def _left_edge(doc: Parse, i: int) -> int:
         )
         if not inside:  # attached outside the name: not a part of it
             break
-        if doc.tag[prev] in PROPER or (doc.num[prev] and doc.dep[prev] in ("nummod", "compound")):
+        if _glued_code(doc, prev) and prev - 1 >= first:
+            start -= 2  # "3G Capital": one written word the tokeniser cut in two
+        elif doc.tag[prev] in PROPER or (doc.num[prev] and doc.dep[prev] in ("nummod", "compound")):
             start -= 1
         elif doc.tag[prev] == "HYPH" and prev - 1 >= first and doc.tag[prev - 1] in PROPER:
             start -= 1
@@ -485,6 +488,18 @@ def _left_edge(doc: Parse, i: int) -> int:
         else:
             break
     return start
+
+
+def _glued_code(doc: Parse, i: int) -> bool:
+    """Whether capitals ``i`` are written onto the number before them, one word the tokeniser cut (``3G``, ``4K``)."""
+    k = i - 1
+    return (
+        k >= 0
+        and doc.text[i].isalpha()
+        and doc.text[i].isupper()
+        and doc.text[k].isdigit()
+        and doc.idx[k] + len(doc.text[k]) == doc.idx[i]
+    )
 
 
 def _right_extension(doc: Parse, i: int) -> int:
@@ -528,21 +543,29 @@ PLACE_NOUNS = frozenset(
 Michigan (an appositive genitive)."""
 
 
+SETTLEMENTS = frozenset("city town village township commune hamlet".split())
+"""Place nouns no place's own name writes in lower case after it: "the Yorkshire town of Hebden Bridge" is a town
+in Yorkshire (a region's name does: "the Hiran region of Somalia" is a region named Hiran; and so does a borough's:
+"the Westminster borough of London")."""
+
+
 def _attributive(doc: Parse, i: int) -> bool:
-    """An abbreviated country before a place noun with "of" (an appositive genitive, :data:`PLACE_NOUNS`) says whose
-    place it is, as a nationality does: "the U.S. state of Michigan" is the American state of Michigan, not a thing
-    named *U.S. state* (which the "of" would then put inside Michigan). Any other noun stays part of the name: "the
-    UK unit of GE Capital" is a unit, not GE Capital."""
-    letters = [ch for ch in doc.text[i] if ch.isalpha()]
+    """A place written before a place noun with "of" (an appositive genitive, :data:`PLACE_NOUNS`) that says whose
+    place it is, as a nationality does, rather than naming it: "the U.S. state of Michigan" is the American state of
+    Michigan, not a thing named *U.S. state* (which the "of" would then put inside Michigan). The place before is
+    whose when it is an abbreviated country, when the noun is a settlement (:data:`SETTLEMENTS`: "the Yorkshire
+    town of Hebden Bridge"), or when the place is itself named as a place ("the New York City borough of
+    Brooklyn": a borough is not named *New York City*). Any other noun stays part of the name: "the UK unit of GE
+    Capital" is a unit, not GE Capital; "the Hiran region of Somalia" is a region named Hiran."""
     after = i + 2
-    return (
-        len(letters) >= 2
-        and all(ch.isupper() for ch in letters)
-        and doc.ent[i] == "GPE"
-        and doc.lemma(i + 1) in PLACE_NOUNS
-        and after < doc.n
-        and doc.lower[after] == "of"
-    )
+    if after >= doc.n or doc.lower[after] != "of" or doc.lemma(i + 1) not in PLACE_NOUNS:
+        return False
+    if doc.ent[i] not in ("GPE", "LOC"):
+        return False
+    letters = [ch for ch in doc.text[i] if ch.isalpha()]
+    abbreviated = len(letters) >= 2 and all(ch.isupper() for ch in letters)
+    named_place = doc.title[i] and doc.lower[i] in PLACE_NOUNS
+    return abbreviated or named_place or doc.lemma(i + 1) in SETTLEMENTS
 
 
 def _separate(doc: Parse, link: int) -> bool:
@@ -580,6 +603,8 @@ def _non_overlapping(doc: Parse, found: Iterable[Mention]) -> list[Mention]:
         Bank Frankfurt Germany"), or a person's name with a rank ("Colonel Paul Tibbets" is Paul Tibbets) — not
         one with the given name the recogniser left out ("Tomasz Nowak", read as "Nowak")."""
         inside = [(a, b) for a, b in names if m.start <= a and b <= m.end]
+        if kind_of(m.name, "PERSON") != "PERSON":
+            return len(inside) >= 2  # "the Engineering department": a person's name never heads a department
         return len(inside) >= 2 or any(span in people and not _given_name(doc, m, span) for span in inside)
 
     found = [m for m in found if not (m.kind == "name" and run_on(m))]
@@ -595,6 +620,8 @@ def _non_overlapping(doc: Parse, found: Iterable[Mention]) -> list[Mention]:
             m = values[(m.start, m.end)]
         if not m.label:
             m.label = labels.get(m.end - 1, "")
+        if m.kind in ("ner", "name"):
+            m.label = kind_of(m.name, m.label)
         for i in range(m.start, m.end):
             taken[i] = True
         kept.append(m)

@@ -15,6 +15,7 @@ from kg_rag.ingest.nlp.refs import (
     SUBJECTS,
     Passage,
     Ref,
+    hypothetical,
     is_role,
     of_objects,
     refs_of,
@@ -96,6 +97,9 @@ def noun(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
         yield from _owned_role(p, n, evidence)
         yield from _held_role(p, n, evidence)
         return
+    if d.lemma(n) in EVENTS:
+        yield from _event(p, n, evidence)
+        return
     if d.dep[n] == "appos":
         head = p.ref(d.head[n])
         if head is not None and head.label == "LOCATION" and d.lemma(n) in KINSHIP:
@@ -129,6 +133,77 @@ def noun(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
     if d.dep[n] in SUBJECTS and d.lemma(h) == "be":  # "its editor is Jan"
         named += [r for a in d.kids(h, "attr") for r in refs_of(p, a)]
     yield from emit([owner], _attribute(d, n), named, evidence)
+
+
+EVENTS = {
+    "acquisition": "acquired",
+    "purchase": "purchased",
+    "takeover": "took over",
+    "founding": "founded",
+    "creation": "created",
+    "establishment": "established",
+    "repeal": "repealed",
+    "revocation": "revoked",
+    "amendment": "amended",
+    "ratification": "ratified",
+    "invasion": "invaded",
+    "conquest": "conquered",
+    "annexation": "annexed",
+    "capture": "captured",
+    "occupation": "occupied",
+    "liberation": "liberated",
+    "assassination": "assassinated",
+    "murder": "murdered",
+    "discovery": "discovered",
+    "invention": "invented",
+    "publication": "published",
+    "construction": "built",
+}
+"""Nouns of events with a doer and a thing done to, and the verb they name: "the acquisition of LinkedIn by
+Microsoft" and "Microsoft's acquisition of LinkedIn" say ``Microsoft -[acquired]-> LinkedIn``, as the clause does,
+typed alike."""
+
+UNREALISED = frozenset(
+    """proposed planned failed attempted potential possible pending abandoned aborted cancelled canceled rumoured
+    rumored blocked unsuccessful expected intended prospective alleged contemplated""".split()
+)
+"""Words before an event noun that say it did not (or not yet) happen."""
+
+NOT_DONE = frozenset(
+    """block reject oppose abandon cancel terminate scrap prohibit prevent propose plan consider seek pursue explore
+    discuss announce challenge investigate delay halt stop veto deny fail refuse attempt try collapse stall""".split()
+)
+"""Verbs whose object event did not (or not yet) happen: "regulators blocked Nvidia's acquisition of Arm"."""
+
+
+def has_doer(d: Parse, n: int) -> bool:
+    """Whether an event noun writes who did it: a possessor ("its purchase of") or "by"."""
+    return d.kid(n, "poss") is not None or any(d.lower[b] == "by" for b in d.kids(n, "prep"))
+
+
+def _event(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
+    """``Y -[verb]-> X`` from an event noun with its "of" object X and its doer Y, after "by" or, with an "of"
+    object, as its possessor (``LinkedIn's acquisition by Microsoft``: the possessor is what was acquired, and it
+    is read only with "by"); none when the event did not happen (:data:`UNREALISED`, :data:`NOT_DONE`, a negated
+    or hypothetical clause)."""
+    d = p.doc
+    if any(d.lower[k] in UNREALISED for k in d.kids(n, "amod", "compound")):
+        return
+    verb = next((a for a in d.ancestors(n) if d.pos[a] in ("VERB", "AUX")), None)
+    if verb is not None and (d.lemma(verb) in NOT_DONE or d.kids(verb, "neg") or hypothetical(d, verb)):
+        return
+    done = [r for o in of_objects(d, n) for r in refs_of(p, o) if not r.is_value]
+    doers = [r for b in d.kids(n, "prep") if d.lower[b] == "by" for r in prep_objects(p, b) if not r.is_value]
+    owner = d.kid(n, "poss")
+    if owner is not None:
+        possessor = p.ref(owner)
+        if possessor is not None and not possessor.is_value:
+            if doers and not done:  # "LinkedIn's acquisition by Microsoft"
+                done = [possessor]
+            elif not doers:  # "Microsoft's acquisition of LinkedIn"
+                doers = [possessor]
+    if done and doers:
+        yield from emit(doers, EVENTS[d.lemma(n)], done, evidence)
 
 
 def _owned_role(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
@@ -292,13 +367,20 @@ def places(p: Passage, start: int, end: int, evidence: str) -> Iterator[Triple]:
     Uganda``: a place written with the place it is part of after "of"."""
     d = p.doc
     places = [m for m in p.mentions if start <= m.start < end and m.label == "LOCATION"]
+    starts = {m.start for m in places}
+    ends = {m.end for m in places}
     for a, b in zip(places, places[1:]):
         if b.start != a.end + 1 or d.text[a.end] != "," or d.ent[b.start] not in ("GPE", "LOC"):
             continue
         inside_a, inside_b = set(range(a.start, a.end)), set(range(b.start, b.end))
         heads = {d.head[i] for i in inside_b} - inside_b
         listed = any(d.dep[i] == "conj" for i in inside_b) or any(d.kids(i, "conj") for i in inside_a)
-        if not listed and heads <= inside_a | {b.end}:
+        # "resided in: the United States, Canada, and the United Kingdom", "Argentina, Australia, Costa Rica": a
+        # list of places, each set off by a comma, is no place and the unit it lies in
+        listed = listed or (a.start >= 2 and d.text[a.start - 1] == "," and a.start - 1 in ends)
+        listed = listed or (b.end + 1 < d.n and d.text[b.end] == "," and _next_place(d, b.end + 1, starts))
+        subject = any(d.dep[i] in ("nsubj", "nsubjpass") for i in inside_b)  # "... of India, Delhi was at the centre"
+        if not listed and not subject and heads <= inside_a | {b.end}:
             yield Triple(p.mention_ref(a), "located in", p.mention_ref(b), evidence)
     # "the Eastern Region of Uganda", "the central Hiran region of Somalia": a place written with "of" and the
     # place it is part of (one name, "the Gulf of Mexico", is one mention and says nothing here)
@@ -306,6 +388,8 @@ def places(p: Passage, start: int, end: int, evidence: str) -> Iterator[Triple]:
         of = d.head[b.start] if d.dep[b.start] == "pobj" else None
         if of is None or d.lower[of] != "of" or of in p.by_token:
             continue
+        if any(d.dep[k] not in ("det", "amod") for k in range(of + 1, b.start)):
+            continue  # "the U.S. state of Michigan borders Canada" parsed with "Michigan borders" before Canada
         h = d.head[of]
         named = [p.by_token[t] for t in (h, *d.kids(h, "compound")) if t in p.by_token]
         place = d.lemma(h) in DIVISIONS
@@ -315,9 +399,17 @@ def places(p: Passage, start: int, end: int, evidence: str) -> Iterator[Triple]:
         if whole is not None and whole.label in ("LOCATION", "") and whole.name != b.name:
             yield Triple(whole, "part of", p.mention_ref(b), evidence)
         elif whole is not None and whole.name == b.name:  # "the U.S. state of Michigan": the state is Michigan,
-            for m in named:  # and the place before its noun is whose state it is
+            said = "part of" if place else "located in"  # and the place before its noun is whose state it is;
+            for m in named:  # a town is in a place, not a division of it ("the Orange County city of Irvine")
                 if m.label == "LOCATION" and m.end <= h:
-                    yield Triple(p.mention_ref(b), "part of", p.mention_ref(m), evidence)
+                    yield Triple(p.mention_ref(b), said, p.mention_ref(m), evidence)
+
+
+def _next_place(d: Parse, i: int, starts: set[int]) -> bool:
+    """Whether a place starts at ``i``, or after "and"/"or" or "the" there."""
+    while i < d.n and d.lower[i] in ("and", "or", "the"):
+        i += 1
+    return i in starts
 
 
 KINSHIP = frozenset(

@@ -20,7 +20,7 @@ from kg_rag.model.names import heading_text, plain_markdown
 
 _CODE = re.compile(
     r"(?<![\w-])[A-Z][A-Za-z]{0,7}-\d+(?:[-/.]\d+)*(?![\w-])"  # IR-2023-14, POL-7, COVID-19
-    r"|(?<=[A-Za-z] )\d+(?:[-/.]\d+)*(?![\w/-])"  # Directive 2019-03, Release 1.5.2, Statute 2021
+    r"|(?<=[A-Za-z] )\d+(?:[-/.]\d+)*(?:/[A-Z]{1,4})?(?![\w/-])"  # Directive 2019-03, Release 1.5.2, 95/46/EC
 )
 _DESIGNATOR = re.compile(r"([A-Za-z][\w.]*)\s$")
 _NOT_DESIGNATORS = frozenset(

@@ -80,7 +80,7 @@ class Passage:
             return None
         d = self.doc
         if d.tag[i] in ("PRP", "PRP$"):
-            return self.antecedent(d.lower[i])
+            return self._pronoun(i)
         if d.lower[i] in RELATIVES and d.tag[i] in ("WDT", "WP", "WP$"):
             clause = next((a for a in d.ancestors(i) if d.dep[a] in ("relcl", "acl")), None)
             if clause is None:
@@ -264,16 +264,60 @@ class Passage:
             return None
         return Ref(self.topic.name, self.topic.label or "", resolved)
 
-    def antecedent(self, pronoun: str) -> Ref | None:
-        """The latest subject a pronoun can refer to (a person for *he*/*she*, anything else for *it*/*they*), else
-        the passage's topic when it can be one."""
+    def _pronoun(self, i: int) -> Ref | None:
+        """What a pronoun refers to: an object *it* to the latest earlier object (:meth:`_earlier_object`), any
+        other pronoun to the latest subject that fits (:meth:`antecedent`) — for an object pronoun, other than its
+        own clause's subject ("Gamma Ltd acquired it": not Gamma Ltd; that would be *itself*)."""
+        d = self.doc
+        if d.lower[i] == "it" and d.dep[i] in ("dobj", "pobj"):
+            found, ref = self._earlier_object(i)
+            if found:
+                return ref
+        return self.antecedent(d.lower[i], besides=self._own_subjects(i))
+
+    def _earlier_object(self, i: int) -> tuple[bool, Ref | None]:
+        """An object *it* refers to the latest object before it, in its sentence or the one before, that could be
+        a thing ("Google developed Android. Samsung adopted it": Android; a person or a value is skipped): a named
+        one is that entity; one that names nothing is the referent all the same, and *it* names no entity
+        ("Nokia sold its handset business to Microsoft, which later wrote it off"). ``(False, None)`` when there is
+        none. Only for a direct object *it*, as parallel roles; after a preposition ("recorded for it") an
+        unnamed object in the same sentence only blocks the subject reading."""
+        d = self.doc
+        first = d.sent_start(d.sent_start(i) - 1) if d.sent_start(i) else 0
+        if d.dep[i] == "pobj":
+            first = d.sent_start(i)
+        above = set(d.ancestors(i))  # "mapped a portion of it": the object *it* is part of is no referent
+        for k in range(i - 1, first - 1, -1):
+            if d.dep[k] != "dobj" or d.pos[k] not in ("NOUN", "PROPN") or k in above:
+                continue
+            m = self.by_token.get(k)
+            if m is None:
+                return True, None
+            if m.label == "PERSON" or m.is_value:
+                continue
+            return (True, as_resolved(self.mention_ref(m))) if d.dep[i] == "dobj" else (False, None)
+        return False, None
+
+    def _own_subjects(self, i: int) -> frozenset[str]:
+        """The names of the subject of the verb whose object pronoun ``i`` is: an object pronoun never refers to its
+        own clause's subject ("Gamma Ltd acquired it": not Gamma Ltd; that would be *itself*)."""
+        d = self.doc
+        if d.lower[i] in ("itself", "himself", "herself", "themselves") or d.dep[i] not in ("dobj", "pobj"):
+            return frozenset()
+        v = d.head[i] if d.dep[i] == "dobj" else d.head[d.head[i]]
+        names = (self.by_token.get(s) for s in d.kids(v, "nsubj"))
+        return frozenset(self.mention_ref(m).name for m in names if m is not None)
+
+    def antecedent(self, pronoun: str, besides: frozenset[str] = frozenset()) -> Ref | None:
+        """The latest subject a pronoun can refer to (a person for *he*/*she*, anything else for *it*/*they*), other
+        than ``besides``, else the passage's topic when it can be one."""
         if pronoun in PERSONAL:
-            fits = [r for r in self.recent if r.label == "PERSON"]
+            fits = [r for r in self.recent if r.label == "PERSON" and r.name not in besides]
             topic_fits = self.topic is not None and (
                 self.topic.label == "PERSON" or (self.topic.label in ("", None) and self.topic.personal)
             )
         elif pronoun in IMPERSONAL or pronoun in PLURAL:
-            fits = [r for r in self.recent if r.label != "PERSON" and not r.is_value]
+            fits = [r for r in self.recent if r.label != "PERSON" and not r.is_value and r.name not in besides]
             topic_fits = self.topic is not None and self.topic.label != "PERSON"
         else:
             return None
@@ -349,7 +393,17 @@ def conjuncts(d: Parse, i: int) -> list[int]:
 def refs_of(p: Passage, i: int) -> list[Ref]:
     refs: list[Ref] = []
     d = p.doc
-    for t in conjuncts(d, i):
+    listed = conjuncts(d, i)
+    if any(d.lower[k] in ("neither", "nor") for t in listed for k in d.kids(t, "cc", "det", "preconj")):
+        return []  # "Neither Amazon nor Google acquired Slack": nothing is said of either
+    first = p.by_token.get(i)
+    for t in listed:
+        if _negated(d, t):
+            continue
+        m = p.by_token.get(t)
+        if t != i and first is not None and first.is_value and not (m is not None and _dated_name(m)):
+            continue  # "founded Veltrix in 2011 and Nordwind in 2015": a name is no date's conjunct (a gapped clause),
+            # unless it names a thing of a year, as the date does ("at the 1920 and the 1924 Summer Olympics")
         named = _named_after(p, t) or _bulleted(p, t) or _named_before_participle(p, t)
         ref = None if named else p.ref(t)
         if ref is not None and is_role(p, t, ref) and d.dep[t] != "appos":
@@ -360,8 +414,19 @@ def refs_of(p: Passage, i: int) -> list[Ref]:
             refs.append(ref)
             refs += _more_places(p, t)
         elif d.dep[t] != "appos":  # "three members: A, B and C" -- the list names the noun
-            refs += [r for a in d.kids(t, "appos") for r in [p.ref(a)] if r is not None]
+            refs += [r for a in d.kids(t, "appos") if not _negated(d, a) for r in [p.ref(a)] if r is not None]
     return list(dict.fromkeys(refs))
+
+
+def _dated_name(m: Mention) -> bool:
+    return m.is_value or any(ch.isdigit() for ch in m.name)
+
+
+def _negated(d: Parse, t: int) -> bool:
+    """A noun written after "not" that no verb's negation governs: the alternative a sentence rules out
+    ("Salesforce, not Microsoft, acquired Slack"; "not Microsoft" after *is* is the clause's own negation)."""
+    k = d.left_edge(t) - 1
+    return k >= 0 and d.lower[k] in ("not", "never") and d.pos[d.head[k]] not in ("VERB", "AUX")
 
 
 MAX_ITEMS = 50
@@ -538,6 +603,8 @@ def subjects_of(p: Passage, v: int, depth: int = 0) -> list[Ref]:
         return subjects_of(p, h, depth + 1)
     if dep == "advcl" and d.tag[v] in ("VBN", "VBG"):
         return subjects_of(p, h, depth + 1)
+    if dep == "advcl" and d.tag[v] == "VB" and d.lemma(h) in IMPLICATIVE and d.kids(v, "aux") and d.kids(h, "prt"):
+        return subjects_of(p, h, depth + 1)  # "went on to acquire": who went on acquired (not "went to study")
     verb_phrase = d.pos[h] == "ADP" and d.pos[d.head[h]] in ("VERB", "AUX")
     if dep == "pcomp" and d.tag[v] == "VBG" and v not in p.by_token and verb_phrase:
         if d.lower[h] in OBJECT_GERUNDS and d.kid(d.head[h], "dobj") is not None:
@@ -545,6 +612,62 @@ def subjects_of(p: Passage, v: int, depth: int = 0) -> list[Ref]:
         return subjects_of(p, d.head[h], depth + 1)  # "joined X after leaving Contoso": who joined, left
     return []
 
+
+CONDITIONS = frozenset({"if", "unless", "whether"})
+SPECULATIVE = frozenset("would could might should may must".split())
+FUTURE = SPECULATIVE | {"will", "shall", "'ll", "’ll", "'d"}
+
+
+def hypothetical(d: Parse, v: int) -> bool:
+    """A clause that states no fact: a condition ("If the deal is approved, ..."), what a condition says will or
+    would follow ("..., Broadcom will acquire VMware"; "Had the regulators approved, Nvidia would ..."), or what
+    would or might have happened ("Nvidia would have acquired Arm"). A rule in the present stays ("If a breach is
+    detected, the Security Team notifies the DPO"), as do a concession ("even if", "as if", "if anything") and
+    "whether ... or" ("Whether by design or by accident, Fleming discovered penicillin"); "He would later become
+    mayor" is narrative, and stays."""
+    aux = [d.lower[a] for a in d.kids(v, "aux")]
+    if _condition(d, v):
+        return True
+    if any(a in SPECULATIVE for a in aux) and "have" in aux:
+        return True
+    if not any(a in FUTURE for a in aux):
+        return False
+    for c in d.kids(v, "advcl"):
+        if _condition(d, c):
+            return True
+        first = d.left_edge(c)  # "Had the regulators approved, ...": an inverted condition
+        if d.lower[first] == "had" and d.dep[first] == "aux" and d.is_sent_start(first):
+            return True
+    return False
+
+
+def _condition(d: Parse, c: int) -> bool:
+    """Whether clause ``c`` is a condition: marked "if", "unless" or "whether" (not "even if", "as if", "if
+    anything", "whether ... or")."""
+    for m in d.kids(c, "mark"):
+        word = d.lower[m]
+        if word not in CONDITIONS:
+            continue
+        before = d.lower[m - 1] if m else ""
+        after = d.lower[m + 1] if m + 1 < d.n else ""
+        if before in ("even", "as") or after == "anything":
+            continue
+        if word == "whether" and any(d.lower[k] == "or" for k in range(m, d.right_edge(c) + 1)):
+            continue
+        return True
+    return False
+
+
+IMPLICATIVE = frozenset("go continue begin start manage proceed come return use force compel help".split())
+"""Verbs whose infinitive complement happened ("went on to found", "managed to escape"): the relation is the
+complement's own, whoever the parse hangs it on."""
+UNFULFILLED = frozenset(
+    """fail refuse decline neglect forget avoid try attempt seek plan intend hope want wish aim threaten propose offer
+    expect rumour rumor consider""".split()
+)
+"""Verbs whose infinitive complement did not, or need not, happen: "failed to acquire Yahoo", "tried to acquire",
+"was rumoured to be acquiring" state no acquisition. (Most others, "decided to", "agreed to", "was selected to
+host", report what followed, and their complement is read as stated.)"""
 
 LOCATIVE = frozenset("locate situate".split())
 """Participles that say where something is: set off by a comma after a place, they place what that place holds."""

@@ -16,6 +16,7 @@ from kg_rag.ingest.nlp.refs import (
     refs_of,
 )
 from kg_rag.ingest.nlp.things import THING
+from kg_rag.model.predicates import ROLE_MODIFIERS
 
 DIRECT, RESOLVED = 1.0, 0.8
 """Confidence of a relation whose ends are both written as names, and of one where an end was resolved from a
@@ -67,8 +68,17 @@ def predicate_of(d: Parse, group: list[int], *rest: int | str) -> str:
 
 
 def noun_words(d: Parse, n: int) -> list[int]:
-    """A relational noun with the words that make it one (``impact factor``, ``head coach``), no numbers."""
-    return [c for c in d.kids(n, "compound") if c < n and not d.num[c] and d.pos[c] != "PROPN"] + [n]
+    """A relational noun with the words that make it one (``impact factor``, ``head coach``, ``deputy mayor``:
+    an adjective that changes the relation, :data:`~kg_rag.model.predicates.ROLE_MODIFIERS`), no numbers."""
+    words = [c for c in d.kids(n, "compound") if c < n and not d.num[c] and d.pos[c] != "PROPN"]
+    words += [c for c in d.kids(n, "amod") if c < n and d.lower[c] in ROLE_MODIFIERS]
+    return [*sorted(words), n]
+
+
+def role_words(d: Parse, n: int) -> list[str]:
+    """A role noun held of something, in its singular, with the words that make it that role ("served as vice
+    chairs of" holds *vice chair*)."""
+    return [d.lower[c] for c in noun_words(d, n)[:-1]] + [d.lemma(n)]
 
 
 def relative(d: Parse, prep: int) -> bool:

@@ -1,0 +1,76 @@
+"""The kind a name's own head noun says: *Victoria Falls* is a place and *Chippewa Salt Company* an organisation,
+whatever a small recogniser guessed (it calls waterfalls people and rivers organisations).
+
+An English proper name usually ends in the kind of thing it names (``Humboldt Peak``, ``Snake River``, ``Howard
+University``); with "of", the kind comes before it (``University of Missouri``, ``Battle of Cedar Creek``: a
+battle). The head overrides only a guess of another kind of thing: a work's or an event's title may end in any
+noun (*Run to the Hills*), and a landform that is also a surname (*Faith Hill*, *Michael Bay*, *Ricki Lake*) keeps
+the recogniser's guess; a settlement noun says nothing either (*Manchester City*, *Derby County* are clubs).
+"""
+
+from __future__ import annotations
+
+LANDFORMS = frozenset(
+    """peak peaks mountain mountains range river lake island islands bay valley creek glacier sea ocean desert forest
+    canyon falls hill hills gulf strait peninsula reservoir harbor harbour coast plateau volcano cape beach lagoon
+    fjord archipelago""".split()
+)
+"""Head nouns of landforms and waters: places even when the recogniser calls them organisations."""
+
+DIVISIONS = frozenset("district province region oblast prefecture governorate municipality".split())
+"""Head nouns of administrative divisions: places, unless the recogniser reads a body ("Unified School
+District")."""
+
+SURNAMES = frozenset("hill hills lake bay ocean beach strait forest island cape coast".split())
+"""Landform heads that are also common surnames: they never turn a name into a place (the recogniser may not have
+called *Faith Hill* a person at all)."""
+
+ORGANISATION_HEADS = frozenset(
+    """university college company corporation corp inc ltd llc plc institute foundation association society council
+    committee agency ministry party club academy department division bureau commission directorate unit team""".split()
+)
+"""Head nouns of organisations."""
+
+UNITS = frozenset("department division unit".split())
+"""Organisation heads that also name administrative divisions (*Montevideo Department*): they only correct a person
+(*the Engineering department*, which the recogniser reads as a person's name)."""
+
+OVERRIDDEN = frozenset({"", "PERSON", "ORGANIZATION", "LOCATION"})
+"""The recogniser's guesses a head noun corrects: no type, or another kind of named thing (not a work, an event, a
+law or a product, whose titles end in any word)."""
+
+
+def head_word(name: str) -> str:
+    """A name's head noun, lower case: its last word, or the last word before "of" (``University of Missouri``)."""
+    before, of, _ = name.partition(" of ")
+    words = before.split()
+    return words[-1].casefold().rstrip(".,") if words and (of or len(words) >= 2) else ""
+
+
+def kind_of(name: str, label: str) -> str:
+    """The entity type of a name recognised as ``label``: the kind its head noun says when that corrects the guess,
+    else ``label``."""
+    if label not in OVERRIDDEN:
+        return label
+    head = head_word(name)
+    if head in LANDFORMS and head not in SURNAMES:
+        return "LOCATION"
+    if head in DIVISIONS and label != "ORGANIZATION":
+        return "LOCATION"
+    if head in ORGANISATION_HEADS and label != "ORGANIZATION" and (head not in UNITS or label == "PERSON"):
+        return "ORGANIZATION"
+    return label
+
+
+SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv"})
+
+
+def place_title(title: str) -> bool:
+    """Whether an encyclopedia title names a place by the unit it lies in after a comma (``Charleston, South
+    Carolina``, ``Midway, Floyd County, Iowa``): no person, so *he* and *she* never refer to it. A lower-case
+    qualifier (``Mary, mother of Jesus``) or a name's suffix (``Martin Luther King, Jr.``) is no unit."""
+    head, comma, unit = str(title).partition(", ")
+    words = unit.replace(",", " ").split()
+    if not comma or not head.strip() or not 1 <= len(words) <= 4:
+        return False
+    return all(w[:1].isupper() for w in words) and words[0].casefold().rstrip(".") not in SUFFIXES
