@@ -33,16 +33,15 @@ from kg_rag.ingest.nlp.refs import (
     COPULAS,
     NAMING,
     SUBJECTS,
-    UNFULFILLED,
     Passage,
     Ref,
     conjuncts,
-    hypothetical,
     listed_names,
     nominal,
     refs_of,
     subjects_of,
 )
+from kg_rag.ingest.nlp.stance import UNFULFILLED, hypothetical
 from kg_rag.ingest.nlp.things import THING
 from kg_rag.ingest.nlp.triples import (
     BIRTH,

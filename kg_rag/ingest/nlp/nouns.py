@@ -15,12 +15,12 @@ from kg_rag.ingest.nlp.refs import (
     SUBJECTS,
     Passage,
     Ref,
-    hypothetical,
     is_role,
     of_objects,
     refs_of,
     titled_person,
 )
+from kg_rag.ingest.nlp.stance import NOT_DONE, UNREALISED, hypothetical
 from kg_rag.ingest.nlp.triples import (
     BIRTH,
     Triple,
@@ -162,18 +162,6 @@ EVENTS = {
 """Nouns of events with a doer and a thing done to, and the verb they name: "the acquisition of LinkedIn by
 Microsoft" and "Microsoft's acquisition of LinkedIn" say ``Microsoft -[acquired]-> LinkedIn``, as the clause does,
 typed alike."""
-
-UNREALISED = frozenset(
-    """proposed planned failed attempted potential possible pending abandoned aborted cancelled canceled rumoured
-    rumored blocked unsuccessful expected intended prospective alleged contemplated""".split()
-)
-"""Words before an event noun that say it did not (or not yet) happen."""
-
-NOT_DONE = frozenset(
-    """block reject oppose abandon cancel terminate scrap prohibit prevent propose plan consider seek pursue explore
-    discuss announce challenge investigate delay halt stop veto deny fail refuse attempt try collapse stall""".split()
-)
-"""Verbs whose object event did not (or not yet) happen: "regulators blocked Nvidia's acquisition of Arm"."""
 
 
 def has_doer(d: Parse, n: int) -> bool:

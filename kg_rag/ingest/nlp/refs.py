@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from kg_rag.ingest.nlp.aliases import NameTable
 from kg_rag.ingest.nlp.mentions import DIVISIONS, PLACE_NOUNS, VALUES, Mention, Topic, person_like
 from kg_rag.ingest.nlp.parse import Parse, list_item
+from kg_rag.ingest.nlp.stance import IMPLICATIVE, negated
 from kg_rag.ingest.nlp.things import THING
 from kg_rag.model.names import legal_form
 
@@ -398,7 +399,7 @@ def refs_of(p: Passage, i: int) -> list[Ref]:
         return []  # "Neither Amazon nor Google acquired Slack": nothing is said of either
     first = p.by_token.get(i)
     for t in listed:
-        if _negated(d, t):
+        if negated(d, t):
             continue
         m = p.by_token.get(t)
         if t != i and first is not None and first.is_value and not (m is not None and _dated_name(m)):
@@ -414,19 +415,12 @@ def refs_of(p: Passage, i: int) -> list[Ref]:
             refs.append(ref)
             refs += _more_places(p, t)
         elif d.dep[t] != "appos":  # "three members: A, B and C" -- the list names the noun
-            refs += [r for a in d.kids(t, "appos") if not _negated(d, a) for r in [p.ref(a)] if r is not None]
+            refs += [r for a in d.kids(t, "appos") if not negated(d, a) for r in [p.ref(a)] if r is not None]
     return list(dict.fromkeys(refs))
 
 
 def _dated_name(m: Mention) -> bool:
     return m.is_value or any(ch.isdigit() for ch in m.name)
-
-
-def _negated(d: Parse, t: int) -> bool:
-    """A noun written after "not" that no verb's negation governs: the alternative a sentence rules out
-    ("Salesforce, not Microsoft, acquired Slack"; "not Microsoft" after *is* is the clause's own negation)."""
-    k = d.left_edge(t) - 1
-    return k >= 0 and d.lower[k] in ("not", "never") and d.pos[d.head[k]] not in ("VERB", "AUX")
 
 
 MAX_ITEMS = 50
@@ -612,62 +606,6 @@ def subjects_of(p: Passage, v: int, depth: int = 0) -> list[Ref]:
         return subjects_of(p, d.head[h], depth + 1)  # "joined X after leaving Contoso": who joined, left
     return []
 
-
-CONDITIONS = frozenset({"if", "unless", "whether"})
-SPECULATIVE = frozenset("would could might should may must".split())
-FUTURE = SPECULATIVE | {"will", "shall", "'ll", "’ll", "'d"}
-
-
-def hypothetical(d: Parse, v: int) -> bool:
-    """A clause that states no fact: a condition ("If the deal is approved, ..."), what a condition says will or
-    would follow ("..., Broadcom will acquire VMware"; "Had the regulators approved, Nvidia would ..."), or what
-    would or might have happened ("Nvidia would have acquired Arm"). A rule in the present stays ("If a breach is
-    detected, the Security Team notifies the DPO"), as do a concession ("even if", "as if", "if anything") and
-    "whether ... or" ("Whether by design or by accident, Fleming discovered penicillin"); "He would later become
-    mayor" is narrative, and stays."""
-    aux = [d.lower[a] for a in d.kids(v, "aux")]
-    if _condition(d, v):
-        return True
-    if any(a in SPECULATIVE for a in aux) and "have" in aux:
-        return True
-    if not any(a in FUTURE for a in aux):
-        return False
-    for c in d.kids(v, "advcl"):
-        if _condition(d, c):
-            return True
-        first = d.left_edge(c)  # "Had the regulators approved, ...": an inverted condition
-        if d.lower[first] == "had" and d.dep[first] == "aux" and d.is_sent_start(first):
-            return True
-    return False
-
-
-def _condition(d: Parse, c: int) -> bool:
-    """Whether clause ``c`` is a condition: marked "if", "unless" or "whether" (not "even if", "as if", "if
-    anything", "whether ... or")."""
-    for m in d.kids(c, "mark"):
-        word = d.lower[m]
-        if word not in CONDITIONS:
-            continue
-        before = d.lower[m - 1] if m else ""
-        after = d.lower[m + 1] if m + 1 < d.n else ""
-        if before in ("even", "as") or after == "anything":
-            continue
-        if word == "whether" and any(d.lower[k] == "or" for k in range(m, d.right_edge(c) + 1)):
-            continue
-        return True
-    return False
-
-
-IMPLICATIVE = frozenset("go continue begin start manage proceed come return use force compel help".split())
-"""Verbs whose infinitive complement happened ("went on to found", "managed to escape"): the relation is the
-complement's own, whoever the parse hangs it on."""
-UNFULFILLED = frozenset(
-    """fail refuse decline neglect forget avoid try attempt seek plan intend hope want wish aim threaten propose offer
-    expect rumour rumor consider""".split()
-)
-"""Verbs whose infinitive complement did not, or need not, happen: "failed to acquire Yahoo", "tried to acquire",
-"was rumoured to be acquiring" state no acquisition. (Most others, "decided to", "agreed to", "was selected to
-host", report what followed, and their complement is read as stated.)"""
 
 LOCATIVE = frozenset("locate situate".split())
 """Participles that say where something is: set off by a comma after a place, they place what that place holds."""
