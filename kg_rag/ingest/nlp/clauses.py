@@ -130,9 +130,6 @@ def _verb(p: Passage, v: int, evidence: str) -> Iterator[Triple]:
                 p.note_agent(agents[0])
         for s in subjects:  # the subject is noted last: the latest
             p.note_subject(s)
-    elif d.dep[v] == "advcl" and v < d.head[v] and d.kids(v, *SUBJECTS):
-        for s in subjects:  # "After Charles II was restored ..., he granted": a fronted clause's own subject
-            p.note_subject(s)
     if not subjects:  # "parliament elected X as President of Somalia": the object holds the role all the same
         for c in d.kids(v, "prep"):
             if d.lower[c] == "as" and c > v:

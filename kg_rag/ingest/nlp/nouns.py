@@ -5,9 +5,9 @@ topic's attribute (``The capital is Nashville``), places written ``Town, State``
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
-from kg_rag.ingest.nlp.mentions import ARTICLES, DIVISIONS, PLACE_NOUNS, VALUES, person_like
+from kg_rag.ingest.nlp.mentions import ARTICLES, DIVISIONS, PLACE_NOUNS, VALUES, Mention, person_like
 from kg_rag.ingest.nlp.parse import Parse
 from kg_rag.ingest.nlp.refs import (
     OFFICES,
@@ -355,18 +355,14 @@ def places(p: Passage, start: int, end: int, evidence: str) -> Iterator[Triple]:
     Uganda``: a place written with the place it is part of after "of"."""
     d = p.doc
     places = [m for m in p.mentions if start <= m.start < end and m.label == "LOCATION"]
-    starts = {m.start for m in places}
-    ends = {m.end for m in places}
+    items = _lists(d, places)
     for a, b in zip(places, places[1:]):
         if b.start != a.end + 1 or d.text[a.end] != "," or d.ent[b.start] not in ("GPE", "LOC"):
             continue
         inside_a, inside_b = set(range(a.start, a.end)), set(range(b.start, b.end))
         heads = {d.head[i] for i in inside_b} - inside_b
         listed = any(d.dep[i] == "conj" for i in inside_b) or any(d.kids(i, "conj") for i in inside_a)
-        # "resided in: the United States, Canada, and the United Kingdom", "Argentina, Australia, Costa Rica": a
-        # list of places, each set off by a comma, is no place and the unit it lies in
-        listed = listed or (a.start >= 2 and d.text[a.start - 1] == "," and a.start - 1 in ends)
-        listed = listed or (b.end + 1 < d.n and d.text[b.end] == "," and _next_place(d, b.end + 1, starts))
+        listed = listed or a.start in items
         subject = any(d.dep[i] in ("nsubj", "nsubjpass") for i in inside_b)  # "... of India, Delhi was at the centre"
         if not listed and not subject and heads <= inside_a | {b.end}:
             yield Triple(p.mention_ref(a), "located in", p.mention_ref(b), evidence)
@@ -393,11 +389,31 @@ def places(p: Passage, start: int, end: int, evidence: str) -> Iterator[Triple]:
                     yield Triple(p.mention_ref(b), said, p.mention_ref(m), evidence)
 
 
-def _next_place(d: Parse, i: int, starts: set[int]) -> bool:
-    """Whether a place starts at ``i``, or after "and"/"or" or "the" there."""
-    while i < d.n and d.lower[i] in ("and", "or", "the"):
-        i += 1
-    return i in starts
+LONG_LIST = 5
+"""Places set off by commas from this many on are a list even without "and" (a table flattened into text): a place
+with the units it lies in is at most a town, a county, a state and a country."""
+LIST_GAPS = frozenset({(",",), (",", "and"), (",", "or"), ("and",), ("or",)})
+"""What stands between two places of a run (an article aside)."""
+
+
+def _lists(d: Parse, places: Sequence[Mention]) -> set[int]:
+    """The places (by start token) that are items of a list ("resided in the United States, Canada, and the United
+    Kingdom"; "Argentina, Australia, Costa Rica, Egypt, Germany"), not a place and the units it lies in ("Round
+    Rock, Williamson County, Texas"): a run of places one after another, set off by commas, that joins its last
+    place with "and" or "or", or is long."""
+    items: set[int] = set()
+    run: list[Mention] = []
+    joined = False
+    for m in [*places, None]:
+        gap = tuple(w for w in (d.lower[t] for t in range(run[-1].end, m.start)) if w != "the") if run and m else None
+        if run and m is not None and gap in LIST_GAPS:
+            joined = joined or "and" in gap or "or" in gap
+            run.append(m)
+            continue
+        if joined or len(run) >= LONG_LIST:
+            items.update(x.start for x in run)
+        run, joined = ([m] if m is not None else []), False
+    return items
 
 
 KINSHIP = frozenset(

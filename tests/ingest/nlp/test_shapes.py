@@ -1191,9 +1191,10 @@ SHAPES = [
         "a list of places set off by commas is no place and its unit",
         None,
         "Bell lived in three countries: the United States, Canada, and the United Kingdom. The finalists were"
-        " Argentina, Australia, Costa Rica and Egypt.",
-        set(),
-        {("United States", "LOCATED_IN", "Canada"), ("Australia", "LOCATED_IN", "Costa Rica")},
+        " Argentina, Australia, Costa Rica, Egypt, Germany, Iceland. Dell is based in Round Rock, Williamson County,"
+        " Texas.",
+        {("Williamson County", "LOCATED_IN", "Texas")},
+        {("United States", "LOCATED_IN", "Canada"), ("Germany", "LOCATED_IN", "Iceland")},
     ),
     (
         "a place after a comma that starts a clause is its subject, not the unit",
@@ -1202,14 +1203,6 @@ SHAPES = [
         " Hank Snow was born in Nashville, Tennessee, and raised in Memphis.",
         {("Nashville", "LOCATED_IN", "Tennessee")},
         {("India", "LOCATED_IN", "Delhi")},
-    ),
-    (
-        "a fronted clause's subject is whom a pronoun after it means",
-        None,
-        "After Charles II was restored to the throne in 1660, he granted the Province of Carolina to the Lords"
-        " Proprietors.",
-        {("Charles II", "GRANTED", "Province of Carolina")},
-        set(),
     ),
     (
         "the alternative after a ruled-out phrase stands",
