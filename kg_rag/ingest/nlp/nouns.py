@@ -97,8 +97,9 @@ def noun(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
         yield from _owned_role(p, n, evidence)
         yield from _held_role(p, n, evidence)
         return
-    if d.lemma(n) in EVENTS:
-        yield from _event(p, n, evidence)
+    events = list(_event(p, n, evidence)) if d.lemma(n) in EVENTS else []
+    if events:  # "the acquisition of LinkedIn by Microsoft"; without its doer the noun reads as any other
+        yield from events  # ("the most remarkable creation of MTV is Madonna": MTV has it)
         return
     if d.dep[n] == "appos":
         head = p.ref(d.head[n])

@@ -1230,8 +1230,8 @@ SHAPES = [
     (
         "an event noun without its doer leaves the clause's relation",
         None,
-        "Julius Caesar completed the conquest of Gaul in 50 BC.",
-        {("Julius Caesar", "COMPLETED", "Gaul")},
+        "Julius Caesar completed the conquest of Gaul in 50 BC. The most remarkable creation of MTV is Madonna.",
+        {("Julius Caesar", "COMPLETED", "Gaul"), ("MTV", "HAS_CREATION", "Madonna")},
         set(),
     ),
     (
