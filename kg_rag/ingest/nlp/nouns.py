@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from kg_rag.ingest.nlp.kinds import DIVISIONS as DIVISION_HEADS
+from kg_rag.ingest.nlp.kinds import head_word
 from kg_rag.ingest.nlp.mentions import ARTICLES, DIVISIONS, PLACE_NOUNS, VALUES, Mention, person_like
 from kg_rag.ingest.nlp.parse import Parse
 from kg_rag.ingest.nlp.refs import (
@@ -364,7 +366,9 @@ def places(p: Passage, start: int, end: int, evidence: str) -> Iterator[Triple]:
         heads = {d.head[i] for i in inside_b} - inside_b
         listed = any(d.dep[i] == "conj" for i in inside_b) or any(d.kids(i, "conj") for i in inside_a)
         listed = listed or a.start in items
-        subject = any(d.dep[i] in ("nsubj", "nsubjpass") for i in inside_b)  # "... of India, Delhi was at the centre"
+        subject = any(  # "... the eastern coast of India, Delhi was at the centre": a finite clause's subject
+            d.dep[i] in ("nsubj", "nsubjpass") and d.tag[d.head[i]] in ("VBD", "VBZ", "VBP", "MD") for i in inside_b
+        )
         if not listed and not subject and heads <= inside_a | {b.end}:
             yield Triple(p.mention_ref(a), "located in", p.mention_ref(b), evidence)
     # "the Eastern Region of Uganda", "the central Hiran region of Somalia": a place written with "of" and the
@@ -398,22 +402,30 @@ LIST_GAPS = frozenset({(",",), (",", "and"), (",", "or"), ("and",), ("or",)})
 
 
 def _lists(d: Parse, places: Sequence[Mention]) -> set[int]:
-    """The places (by start token) that are items of a list ("resided in the United States, Canada, and the United
-    Kingdom"; "Argentina, Australia, Costa Rica, Egypt, Germany"), not a place and the units it lies in ("Round
-    Rock, Williamson County, Texas"): a run of places one after another, set off by commas, that joins its last
-    place with "and" or "or", or is long."""
+    """The places (by start token) that are items of a list, not a place and the units it lies in: the run of
+    places after it, set off by commas, goes on to "and" or "or" ("the United States, Canada, and the United
+    Kingdom": not "Avery County and McDowell County, North Carolina", whose "and" comes before), or its whole run is
+    long and names no division (a table flattened into text, "Argentina, Australia, Costa Rica, Egypt, Germany";
+    not "Shahi Rural District, Sardasht District, Dezful County, Khuzestan Province, Iran")."""
+
+    def gap(x: Mention, y: Mention) -> tuple[str, ...]:
+        return tuple(w for w in (d.lower[t] for t in range(x.end, y.start)) if w != "the")
+
     items: set[int] = set()
-    run: list[Mention] = []
-    joined = False
-    for m in [*places, None]:
-        gap = tuple(w for w in (d.lower[t] for t in range(run[-1].end, m.start)) if w != "the") if run and m else None
-        if run and m is not None and gap in LIST_GAPS:
-            joined = joined or "and" in gap or "or" in gap
-            run.append(m)
-            continue
-        if joined or len(run) >= LONG_LIST:
-            items.update(x.start for x in run)
-        run, joined = ([m] if m is not None else []), False
+    runs: list[list[Mention]] = []
+    for m in places:
+        if runs and gap(runs[-1][-1], m) in LIST_GAPS:
+            runs[-1].append(m)
+        else:
+            runs.append([m])
+    for run in runs:
+        gaps = [gap(x, y) for x, y in zip(run, run[1:])]
+        joined = [k for k, g in enumerate(gaps) if "and" in g or "or" in g]
+        for k in range(len(run)):  # an item whose run goes on, over commas, to "and"/"or"
+            if any(j >= k for j in joined):
+                items.add(run[k].start)
+        if len(run) >= LONG_LIST and not any(head_word(m.name) in DIVISION_HEADS for m in run):
+            items.update(m.start for m in run)
     return items
 
 

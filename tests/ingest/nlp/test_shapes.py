@@ -1197,6 +1197,14 @@ SHAPES = [
         {("United States", "LOCATED_IN", "Canada"), ("Germany", "LOCATED_IN", "Iceland")},
     ),
     (
+        "a chain of divisions and places joined before their unit keep their units",
+        None,
+        "Chul Khoshk is a village in Shahi Rural District, Sardasht District, Dezful County, Khuzestan Province, Iran."
+        " Linville Falls Tavern is a historic tavern located at Avery County and McDowell County, North Carolina.",
+        {("Khuzestan Province", "LOCATED_IN", "Iran"), ("McDowell County", "LOCATED_IN", "North Carolina")},
+        set(),
+    ),
+    (
         "a place after a comma that starts a clause is its subject, not the unit",
         None,
         "Unlike Calcutta, which was located on the eastern coast of India, Delhi was at the centre of northern India."
