@@ -84,6 +84,8 @@ def _coded_tails(mentions: Sequence[Mention], topic: Topic | None) -> dict[str, 
     longer: dict[str, set[str]] = {}
     for name in dict.fromkeys(names):
         words = name.split()
+        if any(w.casefold() in ("and", "or", "&") for w in words):
+            continue  # "Statute 2021 and Regulation 2020" (a heading) names two things: its tail is the second
         if 3 <= len(words) <= 8 and any(ch.isdigit() for ch in words[-1]):
             for k in range(max(1, len(words) - 4), len(words) - 1):
                 longer.setdefault(canonical_key(" ".join(words[k:])), set()).add(name)

@@ -240,3 +240,16 @@ def test_a_short_name_that_is_the_titled_persons_is_no_company(extractor):
     got = triples(run.results["c"])
     assert ("Jaap Blokker", "DIRECTOR_OF", "Blokker Holding") in got
     assert not any(s == "Blokker Holding" and t == "Amsterdam" for s, _, t in got)
+
+
+def test_a_heading_that_names_two_things_lends_neither_its_tail(extractor):
+    """A heading "Statute 2021 and Regulation 2020" is no one thing whose short form is *Regulation 2020*: the
+    statute revokes the regulation, not the heading."""
+    text = (
+        "# Statute 2021 and Regulation 2020\n\nStatute 2021 revokes Regulation 2020. Policy v1 implemented"
+        " Regulation 2020."
+    )
+    run = extractor.extract([Chunk("s", text, "d", {"title": "Statute 2021 and Regulation 2020", "source": "s.md"})])
+    got = triples(run.results["s"])
+    assert ("Statute 2021", "REVOKES", "Regulation 2020") in got
+    assert not any("and" in target for _, _, target in got)
