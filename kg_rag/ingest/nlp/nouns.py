@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from kg_rag.ingest.nlp.kinds import DIVISIONS as DIVISION_HEADS
 from kg_rag.ingest.nlp.kinds import head_word
 from kg_rag.ingest.nlp.mentions import ARTICLES, DIVISIONS, PLACE_NOUNS, VALUES, Mention, person_like
 from kg_rag.ingest.nlp.parse import Parse
@@ -424,7 +423,7 @@ def _lists(d: Parse, places: Sequence[Mention]) -> set[int]:
         for k in range(len(run)):  # an item whose run goes on, over commas, to "and"/"or"
             if any(j >= k for j in joined):
                 items.add(run[k].start)
-        if len(run) >= LONG_LIST and not any(head_word(m.name) in DIVISION_HEADS for m in run):
+        if len(run) >= LONG_LIST and not any(head_word(m.name) in DIVISIONS for m in run):
             items.update(m.start for m in run)
     return items
 

@@ -1200,8 +1200,14 @@ SHAPES = [
         "a chain of divisions and places joined before their unit keep their units",
         None,
         "Chul Khoshk is a village in Shahi Rural District, Sardasht District, Dezful County, Khuzestan Province, Iran."
-        " Linville Falls Tavern is a historic tavern located at Avery County and McDowell County, North Carolina.",
-        {("Khuzestan Province", "LOCATED_IN", "Iran"), ("McDowell County", "LOCATED_IN", "North Carolina")},
+        " Linville Falls Tavern is a historic tavern located at Avery County and McDowell County, North Carolina."
+        " The wind farm Tatanka lies in Dickey County and McIntosh County, North Dakota, and McPherson County, South"
+        " Dakota.",
+        {
+            ("Khuzestan Province", "LOCATED_IN", "Iran"),
+            ("McDowell County", "LOCATED_IN", "North Carolina"),
+            ("McPherson County", "LOCATED_IN", "South Dakota"),
+        },
         set(),
     ),
     (
