@@ -473,6 +473,13 @@ def _left_edge(doc: Parse, i: int) -> int:
         inside = prev < doc.head[prev] <= i or (  # a left part of a name attaches to its right, inside it
             doc.dep[prev] == "compound" and doc.dep[i] == "compound" and doc.head[prev] == doc.head[i]
         )
+        if (
+            _ORDINAL.fullmatch(doc.text[prev])
+            and doc.tag[start] in PROPER
+            and (prev == first or doc.lower[prev - 1] == "the")
+        ):
+            start -= 1  # "21st Century Fox", "the 3rd Infantry Division": an ordinal opening a name (the parse may
+            continue  # hang it on the verb)
         if not inside:  # attached outside the name: not a part of it
             break
         if _glued_code(doc, prev) and prev - 1 >= first:
@@ -488,6 +495,9 @@ def _left_edge(doc: Parse, i: int) -> int:
         else:
             break
     return start
+
+
+_ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)")
 
 
 def _glued_code(doc: Parse, i: int) -> bool:

@@ -1146,6 +1146,13 @@ SHAPES = [
         {("Heinz", "ACQUIRED_BY", "Capital")},
     ),
     (
+        "an ordinal opening a name is part of it",
+        None,
+        "21st Century Fox was purchased by Disney.",
+        {("21st Century Fox", "PURCHASED_BY", "Disney")},
+        {("Century Fox", "PURCHASED_BY", "Disney")},
+    ),
+    (
         "a code with a letter suffix is one name",
         None,
         "Directive 95/46/EC was repealed by the General Data Protection Regulation.",
