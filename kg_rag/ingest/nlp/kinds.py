@@ -35,6 +35,13 @@ UNITS = frozenset("department division unit".split())
 """Organisation heads that also name administrative divisions (*Montevideo Department*): they only correct a person
 (*the Engineering department*, which the recogniser reads as a person's name)."""
 
+OFFICES = frozenset(
+    """officer counsel president director chair chairman chairwoman chairperson head manager lead leader secretary
+    treasurer vp svp evp ceo cfo cto coo cio ciso cmo editor founder minister governor commissioner dean provost
+    controller administrator coordinator superintendent chief executive commander""".split()
+)
+"""Words that name an office: a name holding one, followed by a person's name, is the role that person holds."""
+
 OVERRIDDEN = frozenset({"", "PERSON", "ORGANIZATION", "LOCATION"})
 """The recogniser's guesses a head noun corrects: no type, or another kind of named thing (not a work, an event, a
 law or a product, whose titles end in any word)."""

@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from kg_rag.ingest.nlp.kinds import kind_of
+from kg_rag.ingest.nlp.kinds import OFFICES, kind_of
 from kg_rag.ingest.nlp.parse import Parse
 from kg_rag.model.lemmas import known_word
 from kg_rag.model.names import MONTHS, canonical_key
@@ -476,7 +476,7 @@ def _left_edge(doc: Parse, i: int) -> int:
         if (
             _ORDINAL.fullmatch(doc.text[prev])
             and doc.tag[start] in PROPER
-            and (prev == first or doc.lower[prev - 1] == "the")
+            and not _counts_holders(doc, start, prev, first)
         ):
             start -= 1  # "21st Century Fox", "the 3rd Infantry Division": an ordinal opening a name (the parse may
             continue  # hang it on the verb)
@@ -498,6 +498,14 @@ def _left_edge(doc: Parse, i: int) -> int:
 
 
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)")
+
+
+def _counts_holders(doc: Parse, start: int, ordinal: int, first: int) -> bool:
+    """Whether an ordinal counts the holders of a role rather than opening a name: "the 16th President of the United
+    States" (a role, read as such elsewhere), or stands inside a phrase ("finished 2nd")."""
+    if ordinal != first and doc.lower[ordinal - 1] != "the":
+        return True
+    return doc.lower[start] in RANKS or doc.lower[start] in OFFICES
 
 
 def _glued_code(doc: Parse, i: int) -> bool:

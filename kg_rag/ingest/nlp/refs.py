@@ -8,6 +8,7 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 
 from kg_rag.ingest.nlp.aliases import NameTable
+from kg_rag.ingest.nlp.kinds import OFFICES
 from kg_rag.ingest.nlp.mentions import DIVISIONS, PLACE_NOUNS, VALUES, Mention, Topic, person_like
 from kg_rag.ingest.nlp.parse import Parse, list_item
 from kg_rag.ingest.nlp.stance import IMPLICATIVE, negated
@@ -475,14 +476,6 @@ def office(p: Passage, i: int) -> bool:
     m = p.by_token.get(i)
     span = range(m.start, m.end) if m is not None else range(i, i + 1)
     return any(p.doc.lower[w] in OFFICES for w in span)
-
-
-OFFICES = frozenset(
-    """officer counsel president director chair chairman chairwoman chairperson head manager lead leader secretary
-    treasurer vp svp evp ceo cfo cto coo cio ciso cmo editor founder minister governor commissioner dean provost
-    controller administrator coordinator superintendent chief executive commander""".split()
-)
-"""Words that name an office: a name holding one, followed by a person's name, is the role that person holds."""
 
 
 def titled_person(p: Passage, i: int) -> list[Ref]:

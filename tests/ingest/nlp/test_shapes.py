@@ -1148,8 +1148,8 @@ SHAPES = [
     (
         "an ordinal opening a name is part of it",
         None,
-        "21st Century Fox was purchased by Disney.",
-        {("21st Century Fox", "PURCHASED_BY", "Disney")},
+        "21st Century Fox was purchased by Disney. Abraham Lincoln was the 16th President of the United States.",
+        {("21st Century Fox", "PURCHASED_BY", "Disney"), ("Abraham Lincoln", "PRESIDENT_OF", "United States")},
         {("Century Fox", "PURCHASED_BY", "Disney")},
     ),
     (
