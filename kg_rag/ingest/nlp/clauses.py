@@ -41,7 +41,7 @@ from kg_rag.ingest.nlp.refs import (
     refs_of,
     subjects_of,
 )
-from kg_rag.ingest.nlp.stance import UNFULFILLED, hypothetical
+from kg_rag.ingest.nlp.stance import unasserted
 from kg_rag.ingest.nlp.things import THING
 from kg_rag.ingest.nlp.triples import (
     BIRTH,
@@ -117,7 +117,7 @@ def _verb(p: Passage, v: int, evidence: str) -> Iterator[Triple]:
         called = p.called(d.head[v])
         if called is not None and p.ref(d.head[v]) == called:
             return  # "a success known in the US as Betty Blue": the name the noun stands for, no relation of its own
-    if hypothetical(d, v) or (d.dep[v] == "xcomp" and d.lemma(d.head[v]) in UNFULFILLED):
+    if unasserted(d, v):
         return
     subjects = [s for s in subjects_of(p, v) if not s.is_value]
     if d.dep[v] in ("ROOT", "conj"):
@@ -154,7 +154,8 @@ def _verb(p: Passage, v: int, evidence: str) -> Iterator[Triple]:
     described = noun_words(d, generic) if generic is not None else []
     for c in _complements(d, v):
         dep = d.dep[c]
-        if d.kids(c, "neg"):  # "born in Ogidi, not in Lagos": a phrase the sentence rules out; the alternative
+        if any(k < c for k in d.kids(c, "neg")):  # "born in Ogidi, not in Lagos": a phrase ruled out (a "not" after
+            # it rules out an alternative hung on it: "met Bob Smith, not Carl Jones"); the alternative
             for alt in d.kids(c, "conj"):  # after it stands ("sailed not on the Endeavour but on HMS Beagle")
                 if d.pos[alt] == "ADP" and not d.kids(alt, "neg"):
                     yield from via(p, subjects, predicate_of(d, group, alt), alt, evidence)

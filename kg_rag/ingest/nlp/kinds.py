@@ -17,7 +17,7 @@ LANDFORMS = frozenset(
 )
 """Head nouns of landforms and waters: places even when the recogniser calls them organisations."""
 
-DIVISIONS = frozenset("district province region oblast prefecture governorate municipality".split())
+DIVISION_HEADS = frozenset("district province region oblast prefecture governorate municipality".split())
 """Head nouns of administrative divisions: places, unless the recogniser reads a body ("Unified School
 District")."""
 
@@ -62,7 +62,7 @@ def kind_of(name: str, label: str) -> str:
     head = head_word(name)
     if head in LANDFORMS and head not in SURNAMES:
         return "LOCATION"
-    if head in DIVISIONS and label != "ORGANIZATION":
+    if head in DIVISION_HEADS and label != "ORGANIZATION":
         return "LOCATION"
     if head in ORGANISATION_HEADS and label != "ORGANIZATION" and (head not in UNITS or label == "PERSON"):
         return "ORGANIZATION"
@@ -70,14 +70,17 @@ def kind_of(name: str, label: str) -> str:
 
 
 SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv"})
+PEERAGE = frozenset("baron baroness lord lady earl count countess duke duchess viscount marquess sir dame".split())
+"""A title after a person's name and a comma (*Peter Mandelson, Baron Mandelson*): no unit of a place."""
 
 
 def place_title(title: str) -> bool:
     """Whether an encyclopedia title names a place by the unit it lies in after a comma (``Charleston, South
     Carolina``, ``Midway, Floyd County, Iowa``): no person, so *he* and *she* never refer to it. A lower-case
-    qualifier (``Mary, mother of Jesus``) or a name's suffix (``Martin Luther King, Jr.``) is no unit."""
+    qualifier (``Mary, mother of Jesus``), a name's suffix (``Martin Luther King, Jr.``) or a peerage is no unit."""
     head, comma, unit = str(title).partition(", ")
     words = unit.replace(",", " ").split()
     if not comma or not head.strip() or not 1 <= len(words) <= 4:
         return False
-    return all(w[:1].isupper() for w in words) and words[0].casefold().rstrip(".") not in SUFFIXES
+    first = words[0].casefold().rstrip(".")
+    return all(w[:1].isupper() for w in words) and first not in SUFFIXES and first not in PEERAGE

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from kg_rag.ingest.nlp.kinds import head_word
+from kg_rag.ingest.nlp.kinds import OFFICES, head_word
 from kg_rag.ingest.nlp.mentions import ARTICLES, DIVISIONS, PLACE_NOUNS, VALUES, Mention, person_like
 from kg_rag.ingest.nlp.parse import Parse
 from kg_rag.ingest.nlp.refs import (
-    OFFICES,
     PARTITIVES,
     SUBJECTS,
     Passage,
@@ -21,7 +20,7 @@ from kg_rag.ingest.nlp.refs import (
     refs_of,
     titled_person,
 )
-from kg_rag.ingest.nlp.stance import NOT_DONE, UNREALISED, hypothetical
+from kg_rag.ingest.nlp.stance import happened
 from kg_rag.ingest.nlp.triples import (
     BIRTH,
     Triple,
@@ -174,13 +173,11 @@ def has_doer(d: Parse, n: int) -> bool:
 def _event(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
     """``Y -[verb]-> X`` from an event noun with its "of" object X and its doer Y, after "by" or, with an "of"
     object, as its possessor (``LinkedIn's acquisition by Microsoft``: the possessor is what was acquired, and it
-    is read only with "by"); none when the event did not happen (:data:`UNREALISED`, :data:`NOT_DONE`, a negated
-    or hypothetical clause)."""
+    is read only with "by"); only where the sentence says the event happened
+    (:func:`~kg_rag.ingest.nlp.stance.happened`: "Regulators blocked Nvidia's acquisition of Arm", "Nvidia's
+    acquisition of Arm fell through" state nothing)."""
     d = p.doc
-    if any(d.lower[k] in UNREALISED for k in d.kids(n, "amod", "compound")):
-        return
-    verb = next((a for a in d.ancestors(n) if d.pos[a] in ("VERB", "AUX")), None)
-    if verb is not None and (d.lemma(verb) in NOT_DONE or d.kids(verb, "neg") or hypothetical(d, verb)):
+    if not happened(d, n):
         return
     done = [r for o in of_objects(d, n) for r in refs_of(p, o) if not r.is_value]
     doers = [r for b in d.kids(n, "prep") if d.lower[b] == "by" for r in prep_objects(p, b) if not r.is_value]
@@ -384,7 +381,8 @@ def places(p: Passage, start: int, end: int, evidence: str) -> Iterator[Triple]:
         if not any(m.label == "LOCATION" or (place and not m.label) for m in named):
             continue  # "the capital of France": a relational noun, read as such elsewhere
         whole = p.ref(h)
-        if whole is not None and whole.label in ("LOCATION", "") and whole.name != b.name:
+        either_way = d.lemma(h) in EITHER_WAY and d.text[h].islower() and h and d.ent[h - 1] in ("GPE", "LOC")
+        if whole is not None and whole.label in ("LOCATION", "") and whole.name != b.name and not either_way:
             yield Triple(whole, "part of", p.mention_ref(b), evidence)
         elif whole is not None and whole.name == b.name:  # "the U.S. state of Michigan": the state is Michigan,
             said = "part of" if place else "located in"  # and the place before its noun is whose state it is;
@@ -392,6 +390,11 @@ def places(p: Passage, start: int, end: int, evidence: str) -> Iterator[Triple]:
                 if m.label == "LOCATION" and m.end <= h:
                     yield Triple(p.mention_ref(b), said, p.mention_ref(m), evidence)
 
+
+EITHER_WAY = frozenset({"borough", "district"})
+"""Division nouns a recognised place before them may name or contain: "the Kandy district of Sri Lanka", "the
+Westminster borough of London", but "the Paris district of Montmartre", "the London borough of Camden". Only knowing
+which place is larger tells them apart, so neither is read."""
 
 LONG_LIST = 5
 """Places set off by commas from this many on are a list even without "and" (a table flattened into text): a place

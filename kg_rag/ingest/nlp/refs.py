@@ -268,14 +268,17 @@ class Passage:
 
     def _pronoun(self, i: int) -> Ref | None:
         """What a pronoun refers to: an object *it* to the latest earlier object (:meth:`_earlier_object`), any
-        other pronoun to the latest subject that fits (:meth:`antecedent`) — for an object pronoun, other than its
-        own clause's subject ("Gamma Ltd acquired it": not Gamma Ltd; that would be *itself*)."""
+        other pronoun to the latest subject that fits (:meth:`antecedent`) — but an object pronoun never to its own
+        clause's subject ("Gamma Ltd acquired it": that would be *itself*): then to nothing, as an older subject
+        is no likelier than the object the sentence before was about ("Google released Chrome. Firefox competed
+        with it")."""
         d = self.doc
         if d.lower[i] == "it" and d.dep[i] in ("dobj", "pobj"):
             found, ref = self._earlier_object(i)
             if found:
                 return ref
-        return self.antecedent(d.lower[i], besides=self._own_subjects(i))
+        ref = self.antecedent(d.lower[i])
+        return None if ref is not None and ref.name in self._own_subjects(i) else ref
 
     def _earlier_object(self, i: int) -> tuple[bool, Ref | None]:
         """An object *it* refers to the latest object before it, in its sentence or the one before, that could be
@@ -310,16 +313,16 @@ class Passage:
         names = (self.by_token.get(s) for s in d.kids(v, "nsubj"))
         return frozenset(self.mention_ref(m).name for m in names if m is not None)
 
-    def antecedent(self, pronoun: str, besides: frozenset[str] = frozenset()) -> Ref | None:
-        """The latest subject a pronoun can refer to (a person for *he*/*she*, anything else for *it*/*they*), other
-        than ``besides``, else the passage's topic when it can be one."""
+    def antecedent(self, pronoun: str) -> Ref | None:
+        """The latest subject a pronoun can refer to (a person for *he*/*she*, anything else for *it*/*they*), else
+        the passage's topic when it can be one."""
         if pronoun in PERSONAL:
-            fits = [r for r in self.recent if r.label == "PERSON" and r.name not in besides]
+            fits = [r for r in self.recent if r.label == "PERSON"]
             topic_fits = self.topic is not None and (
                 self.topic.label == "PERSON" or (self.topic.label in ("", None) and self.topic.personal)
             )
         elif pronoun in IMPERSONAL or pronoun in PLURAL:
-            fits = [r for r in self.recent if r.label != "PERSON" and not r.is_value and r.name not in besides]
+            fits = [r for r in self.recent if r.label != "PERSON" and not r.is_value]
             topic_fits = self.topic is not None and self.topic.label != "PERSON"
         else:
             return None

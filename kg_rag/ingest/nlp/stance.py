@@ -10,27 +10,30 @@ from __future__ import annotations
 
 from kg_rag.ingest.nlp.parse import Parse
 
-CONDITIONS = frozenset({"if", "unless", "whether"})
+CONDITIONS = frozenset({"if", "unless"})
 SPECULATIVE = frozenset("would could might should may must".split())
-FUTURE = SPECULATIVE | {"will", "shall", "'ll", "’ll", "'d"}
+"""Modals that, before *have*, say what would or might have happened ("would have acquired")."""
+PREDICTIVE = frozenset({"will", "would", "could", "might", "may", "'ll", "’ll", "'d"})
+"""Modals by which a main clause says what a condition would bring about; *must*, *shall*, *should* make it a rule
+("If a breach occurs, the DPO must notify the Commission"), which stands."""
 
 
 def hypothetical(d: Parse, v: int) -> bool:
-    """A clause that states no fact: a condition ("If the deal is approved, ..."), what a condition says will or
-    would follow ("..., Broadcom will acquire VMware"; "Had the regulators approved, Nvidia would ..."), or what
-    would or might have happened ("Nvidia would have acquired Arm"). A rule in the present stays ("If a breach is
-    detected, the Security Team notifies the DPO"), as do a concession ("even if", "as if", "if anything") and
-    "whether ... or" ("Whether by design or by accident, Fleming discovered penicillin"); "He would later become
-    mayor" is narrative, and stays."""
+    """A clause that states no fact: a condition ("If the deal is approved, ...") or an indirect question ("whether
+    Microsoft acquires Activision"), what a condition says will or would follow ("..., Broadcom will acquire VMware";
+    "Had the regulators approved, Nvidia would ..."), what would or might have happened ("Nvidia would have acquired
+    Arm"). A rule stays ("If a breach is detected, the Security Team notifies the DPO"; "... the DPO
+    must notify"), as do a concession ("even if", "as if", "if anything") and what follows "whether or not"; "He
+    would later become mayor" is narrative, and stays."""
     aux = [d.lower[a] for a in d.kids(v, "aux")]
-    if _condition(d, v):
+    if _marked(d, v, CONDITIONS | {"whether"}):
         return True
     if any(a in SPECULATIVE for a in aux) and "have" in aux:
         return True
-    if not any(a in FUTURE for a in aux):
+    if not any(a in PREDICTIVE for a in aux):
         return False
     for c in d.kids(v, "advcl"):
-        if _condition(d, c):
+        if _marked(d, c, CONDITIONS):
             return True
         first = d.left_edge(c)  # "Had the regulators approved, ...": an inverted condition
         if d.lower[first] == "had" and d.dep[first] == "aux" and d.is_sent_start(first):
@@ -38,26 +41,31 @@ def hypothetical(d: Parse, v: int) -> bool:
     return False
 
 
-def _condition(d: Parse, c: int) -> bool:
-    """Whether clause ``c`` is a condition: marked "if", "unless" or "whether" (not "even if", "as if", "if
-    anything", "whether ... or")."""
+def unasserted(d: Parse, v: int) -> bool:
+    """Whether verb ``v`` states no fact: its clause is :func:`hypothetical`, it is an infinitive after a verb of
+    :data:`UNFULFILLED` ("failed to acquire"), or it is joined to such a verb without a subject or auxiliary of its
+    own ("tried to acquire Yahoo and merge it with MSN", "would have acquired Arm and moved its headquarters")."""
+    if d.dep[v] == "conj" and d.head[v] != v and not d.kids(v, "nsubj", "nsubjpass", "aux", "auxpass"):
+        return unasserted(d, d.head[v])
+    return hypothetical(d, v) or (d.dep[v] == "xcomp" and d.lemma(d.head[v]) in UNFULFILLED)
+
+
+def _marked(d: Parse, c: int, marks: frozenset[str]) -> bool:
+    """Whether clause ``c`` is marked by one of ``marks`` as a condition (not "even if", "as if", "if anything")."""
     for m in d.kids(c, "mark"):
-        word = d.lower[m]
-        if word not in CONDITIONS:
+        if d.lower[m] not in marks:
             continue
         before = d.lower[m - 1] if m else ""
         after = d.lower[m + 1] if m + 1 < d.n else ""
         if before in ("even", "as") or after == "anything":
             continue
-        if word == "whether" and any(d.lower[k] == "or" for k in range(m, d.right_edge(c) + 1)):
-            continue
         return True
     return False
 
 
-IMPLICATIVE = frozenset("go continue begin start manage proceed come return use force compel help".split())
-"""Verbs whose infinitive complement happened ("went on to found", "managed to escape"): the relation is the
-complement's own, whoever the parse hangs it on."""
+IMPLICATIVE = frozenset({"go", "carry"})
+"""Particle verbs whose infinitive after them happened ("went on to found", "carried on to win"): the parse hangs
+the infinitive on them as an adverbial clause, and their subject is its subject."""
 UNFULFILLED = frozenset(
     """fail refuse decline neglect forget avoid try attempt seek plan intend hope want wish aim threaten propose offer
     expect rumour rumor consider""".split()
@@ -80,8 +88,25 @@ UNREALISED = frozenset(
 )
 """Words before an event noun that say it did not (or not yet) happen."""
 
-NOT_DONE = frozenset(
-    """block reject oppose abandon cancel terminate scrap prohibit prevent propose plan consider seek pursue explore
-    discuss announce challenge investigate delay halt stop veto deny fail refuse attempt try collapse stall""".split()
+DONE = frozenset(
+    """complete close finalize finish conclude begin start end mark cause trigger lead prompt spark bring follow
+    precede""".split()
 )
-"""Verbs whose object event did not (or not yet) happen: "regulators blocked Nvidia's acquisition of Arm"."""
+"""Verbs that say of an event noun, their subject or object, that the event happened ("The acquisition of LinkedIn
+by Microsoft was completed", "Germany's invasion of Poland began the war", "Disney completed its purchase of ...").
+Any other verb may say it did not ("fell through", "regulators blocked", "lawmakers debated the repeal of")."""
+SINCE = frozenset({"after", "following", "since", "upon", "before"})
+"""Prepositions whose event noun happened ("after the acquisition of YouTube by Google")."""
+
+
+def happened(d: Parse, n: int) -> bool:
+    """Whether the sentence says the event noun ``n`` happened (:data:`DONE`, :data:`SINCE`), in a clause that states
+    a fact, and no word before it says it did not (:data:`UNREALISED`)."""
+    if any(d.lower[k] in UNREALISED for k in d.kids(n, "amod", "compound")):
+        return False
+    h = d.head[n]
+    if d.dep[n] == "pobj" and d.lower[h] in SINCE:
+        h = d.head[h]
+    elif not (d.dep[n] in ("nsubj", "nsubjpass", "dobj") and d.lemma(h) in DONE):
+        return False
+    return d.pos[h] not in ("VERB", "AUX") or not (d.kids(h, "neg") or unasserted(d, h))

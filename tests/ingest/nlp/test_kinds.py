@@ -57,6 +57,7 @@ def test_a_name_headed_by_a_body_is_no_person_with_a_rank(extractor):
         ("Hank Snow", False),
         ("Mary, mother of Jesus", False),  # a lower-case qualifier is no unit
         ("Martin Luther King, Jr.", False),  # a name's suffix
+        ("Peter Mandelson, Baron Mandelson", False),  # a peerage
         ("Hello Love (song)", False),
     ],
 )

@@ -1132,13 +1132,6 @@ SHAPES = [
         {("Microsoft", "WROTE_OFF", "Nokia"), ("Microsoft", "WROTE", "Nokia")},
     ),
     (
-        "an object pronoun never refers to its own clause's subject",
-        None,
-        "Acme Corp was founded in 1990. Gamma Ltd acquired it in 2001.",
-        {("Gamma Ltd", "ACQUIRED", "Acme Corp")},
-        set(),
-    ),
-    (
         "a number and capitals written as one word stay in the name",
         None,
         "Heinz was acquired by Berkshire Hathaway and 3G Capital in 2013.",
@@ -1243,10 +1236,10 @@ SHAPES = [
     (
         "an object 'it' refers to the object before it",
         None,
-        "Google developed Android in 2005. Samsung adopted it in 2009. YouTube was founded in 2005. Google acquired"
-        " it in 2006.",
-        {("Samsung", "ADOPTED", "Android"), ("Google", "ACQUIRED", "YouTube")},
-        {("Samsung", "ADOPTED", "Google")},
+        "Google developed Android in 2005. Samsung adopted it in 2009. Daimler acquired Chrysler in 1998. Acme Corp"
+        " hired Tom Ray. Cerberus bought it in 2007.",
+        {("Samsung", "ADOPTED", "Android")},
+        {("Samsung", "ADOPTED", "Google"), ("Cerberus", "BOUGHT", "Tom Ray"), ("Cerberus", "BOUGHT", "Daimler")},
     ),
     (
         "an event noun without its doer leaves the clause's relation",
@@ -1256,11 +1249,47 @@ SHAPES = [
         set(),
     ),
     (
-        "a borough's own name may stand before its noun",
+        "a borough or district named or contained by the place before it says neither",
         None,
-        "The Westminster borough of London contains Buckingham Palace.",
-        {("Westminster borough", "PART_OF", "London")},
-        {("London", "PART_OF", "Westminster"), ("London", "CONTAINS", "Buckingham Palace")},
+        "The Westminster borough of London contains Buckingham Palace. Ann Lee was born in the London borough of"
+        " Camden.",
+        set(),
+        {
+            ("London", "PART_OF", "Westminster"),
+            ("London", "CONTAINS", "Buckingham Palace"),
+            ("London borough", "PART_OF", "Camden"),
+        },
+    ),
+    (
+        "an object pronoun that would be its clause's subject names nothing, nor an older subject",
+        None,
+        "Google released Chrome in 2008. Firefox competed with it. Arm was founded in 1990. Nvidia tried to buy it"
+        " and SoftBank kept it.",
+        set(),
+        {("Firefox", "COMPETED_WITH", "Google"), ("SoftBank", "KEPT", "Nvidia")},
+    ),
+    (
+        "an indirect question and a verb joined to an unfulfilled one state nothing; a rule with 'must' does",
+        None,
+        "It is unclear whether Google or Microsoft acquired Slack. Microsoft tried to acquire Yahoo and merge it with"
+        " MSN. If a breach occurs, the DPO must notify the Commission.",
+        {("DPO", "NOTIFY", "Commission")},
+        {("Google", "ACQUIRED", "Slack"), ("Microsoft", "MERGE_WITH", "MSN")},
+    ),
+    (
+        "an event noun states its relation only where the sentence says it happened",
+        None,
+        "Nvidia's acquisition of Arm fell through in 2022. Lawmakers debated the repeal of the Affordable Care Act by"
+        " Congress. After the acquisition of YouTube by Google, the site grew.",
+        {("Google", "ACQUIRED", "YouTube")},
+        {("Nvidia", "ACQUIRED", "Arm"), ("Congress", "REVOKES", "Affordable Care Act")},
+    ),
+    (
+        "a 'not' after an object rules out the alternative hung on it, not the object",
+        None,
+        "Ann Lee met Bob Smith, not Carl Jones, in Paris.",
+        {("Ann Lee", "MET", "Bob Smith")},
+        {("Ann Lee", "MET", "Carl Jones")},
     ),
     (
         "a place named as a place before a division noun says whose it is",
