@@ -154,14 +154,13 @@ def _verb(p: Passage, v: int, evidence: str) -> Iterator[Triple]:
     described = noun_words(d, generic) if generic is not None else []
     for c in _complements(d, v):
         dep = d.dep[c]
-        if any(k < c for k in d.kids(c, "neg")):  # "born in Ogidi, not in Lagos": a phrase ruled out (a "not" after
-            # it rules out an alternative hung on it: "met Bob Smith, not Carl Jones"); the alternative
-            for alt in d.kids(c, "conj"):  # after it stands ("sailed not on the Endeavour but on HMS Beagle")
-                if d.pos[alt] == "ADP" and not d.kids(alt, "neg"):
-                    yield from via(p, subjects, predicate_of(d, group, alt), alt, evidence)
-            continue
+        # "born in Ogidi, not in Lagos": a phrase ruled out (a "not" after it rules out an alternative hung on it:
+        # "met Bob Smith, not Carl Jones"); a preposition's alternative after it stands, below
+        ruled_out = any(k < c for k in d.kids(c, "neg"))
         if dep == "dative" and d.pos[c] == "ADP":  # "sold its unit to Intel": a recipient's "to" is a preposition
             dep = "prep"
+        if ruled_out and dep not in ("prep", "agent"):
+            continue
         if dep in ("dobj", "dative", "appos") or (dep == "oprd" and c != complement):
             listed = listed_names(p, c)
             if listed:  # "had four members: A, B and C"
@@ -184,28 +183,29 @@ def _verb(p: Passage, v: int, evidence: str) -> Iterator[Triple]:
                     det = article(d, c, prep)
                     yield from via(p, subjects, predicate_of(d, group, *det, *noun_words(d, c), prep), prep, evidence)
         elif dep in ("prep", "agent"):
-            if d.lower[c] == "as":  # "wound up as Djibouti's first president": the subject is in that role
-                yield from _roles(p, subjects, d.kids(c, "pobj"), evidence)
-                held = list(_held_roles(p, v, c, subjects, evidence))
-                if held:  # "elected Hassan Sheikh Mohamud as the new President of Somalia"
-                    yield from held
-                    continue
-            placed = (  # "is in New York": where it is (not "was active in Paris", nor where a person was)
-                copula
-                and not described
-                and not d.kids(v, "acomp")
-                and all(x.label != "PERSON" for x in subjects)
-                and bool(places_in(p, c))
-            )
-            active_by = generic is not None and not d.kids(v, "auxpass") and not copula
-            det = article(d, generic, c) if active_by and generic is not None else []
-            said = ["located"] if placed else [*det, *described]
-            yield from via(p, subjects, predicate_of(d, group, *said, c), c, evidence)
-            for also in d.kids(c, "conj"):  # "is used in Belgium and in the Netherlands"
-                if d.pos[also] == "ADP":
+            if not ruled_out:
+                if d.lower[c] == "as":  # "wound up as Djibouti's first president": the subject is in that role
+                    yield from _roles(p, subjects, d.kids(c, "pobj"), evidence)
+                    held = list(_held_roles(p, v, c, subjects, evidence))
+                    if held:  # "elected Hassan Sheikh Mohamud as the new President of Somalia"
+                        yield from held
+                        continue
+                placed = (  # "is in New York": where it is (not "was active in Paris", nor where a person was)
+                    copula
+                    and not described
+                    and not d.kids(v, "acomp")
+                    and all(x.label != "PERSON" for x in subjects)
+                    and bool(places_in(p, c))
+                )
+                active_by = generic is not None and not d.kids(v, "auxpass") and not copula
+                det = article(d, generic, c) if active_by and generic is not None else []
+                said = ["located"] if placed else [*det, *described]
+                yield from via(p, subjects, predicate_of(d, group, *said, c), c, evidence)
+            for also in d.kids(c, "conj"):  # "is used in Belgium and in the Netherlands"; "sailed not on the
+                if d.pos[also] == "ADP" and not d.kids(also, "neg"):  # Endeavour but on HMS Beagle"
                     yield from via(p, subjects, predicate_of(d, group, *described, also), also, evidence)
-            for o in d.kids(c, "pobj"):  # "born on 7 November 1867 in Warsaw": a date takes no place, the verb does
-                if d.ent[o] in ("DATE", "TIME"):
+            for o in [] if ruled_out else d.kids(c, "pobj"):  # "born on 7 November 1867 in Warsaw": a date takes no
+                if d.ent[o] in ("DATE", "TIME"):  # place, the verb does
                     for inner in d.kids(o, "prep"):
                         yield from via(p, subjects, predicate_of(d, group, *described, inner), inner, evidence)
         elif dep == "attr" and copula:

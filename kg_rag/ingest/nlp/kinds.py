@@ -10,6 +10,8 @@ the recogniser's guess; a settlement noun says nothing either (*Manchester City*
 
 from __future__ import annotations
 
+from kg_rag.model.names import legal_form
+
 LANDFORMS = frozenset(
     """peak peaks mountain mountains range river lake island islands bay valley creek glacier sea ocean desert forest
     canyon falls hill hills gulf strait peninsula reservoir harbor harbour coast plateau volcano cape beach lagoon
@@ -26,10 +28,11 @@ SURNAMES = frozenset("hill hills lake bay ocean beach strait forest island cape 
 called *Faith Hill* a person at all)."""
 
 ORGANISATION_HEADS = frozenset(
-    """university college company corporation corp inc ltd llc plc institute foundation association society council
-    committee agency ministry party club academy department division bureau commission directorate unit team""".split()
+    """university college institute foundation association society council committee agency ministry party club
+    academy department division bureau commission directorate unit team""".split()
 )
-"""Head nouns of organisations."""
+"""Head nouns of organisations; a name that ends in a legal form (*Chippewa Salt Company*,
+:func:`~kg_rag.model.names.legal_form`) is one too."""
 
 UNITS = frozenset("department division unit".split())
 """Organisation heads that also name administrative divisions (*Montevideo Department*): they only correct a person
@@ -64,7 +67,8 @@ def kind_of(name: str, label: str) -> str:
         return "LOCATION"
     if head in DIVISION_HEADS and label != "ORGANIZATION":
         return "LOCATION"
-    if head in ORGANISATION_HEADS and label != "ORGANIZATION" and (head not in UNITS or label == "PERSON"):
+    body = head in ORGANISATION_HEADS or legal_form(name)
+    if body and label != "ORGANIZATION" and (head not in UNITS or label == "PERSON"):
         return "ORGANIZATION"
     return label
 

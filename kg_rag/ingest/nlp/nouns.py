@@ -422,10 +422,8 @@ def _lists(d: Parse, places: Sequence[Mention]) -> set[int]:
             runs.append([m])
     for run in runs:
         gaps = [gap(x, y) for x, y in zip(run, run[1:])]
-        joined = [k for k, g in enumerate(gaps) if "and" in g or "or" in g]
-        for k in range(len(run)):  # an item whose run goes on, over commas, to "and"/"or"
-            if any(j >= k for j in joined):
-                items.add(run[k].start)
+        last = max((k for k, g in enumerate(gaps) if "and" in g or "or" in g), default=-1)
+        items.update(m.start for m in run[: last + 1])  # each place before the run's last "and"/"or"
         if len(run) >= LONG_LIST and not any(head_word(m.name) in DIVISIONS for m in run):
             items.update(m.start for m in run)
     return items

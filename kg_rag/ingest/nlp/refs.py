@@ -288,9 +288,9 @@ class Passage:
         none. Only for a direct object *it*, as parallel roles; after a preposition ("recorded for it") an
         unnamed object in the same sentence only blocks the subject reading."""
         d = self.doc
-        first = d.sent_start(d.sent_start(i) - 1) if d.sent_start(i) else 0
-        if d.dep[i] == "pobj":
-            first = d.sent_start(i)
+        first = d.sent_start(i)
+        if d.dep[i] == "dobj" and first:  # a direct object looks back into the sentence before too
+            first = d.sent_start(first - 1)
         above = set(d.ancestors(i))  # "mapped a portion of it": the object *it* is part of is no referent
         for k in range(i - 1, first - 1, -1):
             if d.dep[k] != "dobj" or d.pos[k] not in ("NOUN", "PROPN") or k in above:
