@@ -88,3 +88,18 @@ def place_title(title: str) -> bool:
         return False
     first = words[0].casefold().rstrip(".")
     return all(w[:1].isupper() for w in words) and first not in SUFFIXES and first not in PEERAGE
+
+
+HONORIFICS = frozenset(
+    """mr mrs ms miss dr sir lady lord president senator governor mayor king queen prince princess general colonel
+    captain judge justice rev reverend father saint st""".split()
+)
+"""Words before a surname that name someone else than the titled person: a relative or another office holder."""
+
+RANKS = HONORIFICS | frozenset(
+    """lieutenant sergeant admiral major commander marshal brigadier corporal private chief bishop archbishop cardinal
+    pope emperor empress sultan duke duchess earl count countess baron baroness sheikh emir chancellor minister
+    professor prof doctor coach pastor rabbi imam sister brother uncle aunt agent officer detective inspector
+    constable premier senior junior""".split()
+)
+"""Words that may stand before a person's name without being part of it: titles, ranks, offices, kin."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from kg_rag.ingest.nlp.kinds import OFFICES, head_word
-from kg_rag.ingest.nlp.mentions import ARTICLES, DIVISIONS, PLACE_NOUNS, VALUES, Mention, person_like
+from kg_rag.ingest.nlp.mentions import VALUES, Mention, person_like
 from kg_rag.ingest.nlp.parse import Parse
 from kg_rag.ingest.nlp.refs import (
     PARTITIVES,
@@ -20,6 +20,7 @@ from kg_rag.ingest.nlp.refs import (
     refs_of,
     titled_person,
 )
+from kg_rag.ingest.nlp.spans import ARTICLES, DIVISIONS, PLACE_NOUNS
 from kg_rag.ingest.nlp.stance import happened
 from kg_rag.ingest.nlp.triples import (
     BIRTH,

@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 
 from kg_rag.ingest.nlp.aliases import NameTable
 from kg_rag.ingest.nlp.kinds import OFFICES
-from kg_rag.ingest.nlp.mentions import DIVISIONS, PLACE_NOUNS, VALUES, Mention, Topic, person_like
+from kg_rag.ingest.nlp.mentions import VALUES, Mention, Topic, person_like
 from kg_rag.ingest.nlp.parse import Parse, list_item
+from kg_rag.ingest.nlp.spans import DIVISIONS, PLACE_NOUNS
 from kg_rag.ingest.nlp.stance import IMPLICATIVE, negated
 from kg_rag.ingest.nlp.things import THING
 from kg_rag.model.names import legal_form

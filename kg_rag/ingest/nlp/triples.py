@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from kg_rag.ingest.nlp.mentions import ARTICLES
 from kg_rag.ingest.nlp.parse import Parse
 from kg_rag.ingest.nlp.refs import (
     RELATIVES,
@@ -15,6 +14,7 @@ from kg_rag.ingest.nlp.refs import (
     Ref,
     refs_of,
 )
+from kg_rag.ingest.nlp.spans import ARTICLES
 from kg_rag.ingest.nlp.things import THING
 from kg_rag.model.predicates import ROLE_MODIFIERS
 
