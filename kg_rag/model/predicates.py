@@ -314,6 +314,9 @@ def head_form(form: PredicateForm) -> tuple[tuple[str, ...], tuple[str, ...]]:
             head.insert(0, content[-len(head) - 1])  # "is the parent company of" is no company of it
     else:
         head = content[:1]
+        k = words.index(content[0])
+        if k + 1 < len(words) and words[k + 1] in PARTICLES:  # "rolled back", "bought back": the particle is
+            head.append(words[k + 1])  # part of the verb, which alone says something else
     if prep == "by" and head and head[-1] != words[-1] and (form.active or not past_participle(head[0])):
         return form.surface, form.key
     if prep == "of" and "of" in words and head == content[-1:] and len(content) > 1:
@@ -323,6 +326,10 @@ def head_form(form: PredicateForm) -> tuple[tuple[str, ...], tuple[str, ...]]:
     if form.key[:1] == (NOUN_PHRASE,):  # a noun phrase backs off to a noun phrase, never to a verb
         key = (NOUN_PHRASE, *key)
     return surface, key
+
+
+PARTICLES = frozenset("back away apart aside".split())
+"""Adverbs that make a phrasal verb of the verb before them, as a particle does ("rolled back" is no "rolled")."""
 
 
 def display_type(surface: Iterable[str]) -> str:

@@ -45,6 +45,7 @@ from kg_rag.model.predicates import (
     LINKING,
     NEGATION,
     NOUN_PHRASE,
+    PARTICLES,
     PREPOSITIONS,
     ROLE_MODIFIERS,
     PredicateForm,
@@ -242,6 +243,8 @@ def _verb_alone_differs(form: PredicateForm, h_surface: tuple[str, ...]) -> bool
     ``INCLUDE``, ``is located in the city of`` is not ``LOCATE``), and a preposition right after the verb is
     part of what it says (``contained in``, ``formed from``: ``CONTAINS`` and ``FORMS`` would invert them)."""
     head = [w for w in h_surface if w not in NEGATION and w not in PREPOSITIONS]
+    if len(head) == 2 and head[1] in PARTICLES:
+        return True  # "rolled back" is no "rolled"
     if len(head) != 1:  # the whole predicate: a preposition inside it belongs to a noun ("has links with")
         return bool(head) and (_adjunct(form, head[0]) or bool(PREPOSITIONS & set(h_surface[:-1])))
     word = head[0]
@@ -263,7 +266,11 @@ def _adjunct(form: PredicateForm, word: str) -> bool:
     if prep is None or len(form.surface) < 3 or form.surface[-2] == word:
         return False
     if prep == "of":  # "appointed bishop of": the participle's complement holds the role, of Y
-        return past_participle(word) and lemma(word) in ROLE_VERBS
+        at = form.surface.index(word)
+        # "ruled in favour of", "acted on behalf of": a three-word preposition, no object of the verb as "the
+        # formation" is, so the verb alone names nothing about Y
+        inside = form.surface[at + 1 : at + 4] in COMPLEX_PREPOSITIONS and at + 4 == len(form.surface)
+        return inside or (past_participle(word) and lemma(word) in ROLE_VERBS)
     return prep != "by" or not past_participle(word) or form.active
 
 
@@ -280,6 +287,8 @@ def _rare_head(predicate: str, h_surface: tuple[str, ...], form: PredicateForm) 
     adverb (``repeatedly``) — written in lower case: a capitalised lone word (``California``) is a name the
     extractor put in the wrong slot. *have* with the noun it has names a relation as well (``has capital``)."""
     content = [w for w in h_surface if w not in NEGATION]
+    if len(content) in (2, 3) and content[1] in PARTICLES and all(w in PREPOSITIONS for w in content[2:]):
+        return h_surface if _word(predicate, content[0]) else None  # "rolled back", "moved back to": phrasal
     whole = False  # "took part in": the whole predicate, TOOK would misread the object
     if len(content) == 2 and lemma(content[0]) == "have" and content[1] not in FUNCTION_WORDS:
         return h_surface if content[1].isalpha() and content[1].islower() else None  # "has capital": HAS_CAPITAL

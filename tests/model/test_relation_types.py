@@ -507,11 +507,15 @@ def test_the_passive_of_a_curated_verb_is_its_types_passive(predicate, expected)
     [
         ("became king after the death of", "death of", "BECAME"),  # not DEATH_OF: the "of" is the death's
         ("was named in honor of", "named", "NAMED_IN_HONOR_OF"),  # "honor" is no place: not NAMED_IN
-        ("lies in front of", "lies", "LIES"),  # not LOCATED_IN
+        ("lies in front of", "lies", "LIES_IN_FRONT_OF"),  # not LOCATED_IN, nor LIES (Y is not what lies)
         ("has close links with the government of", "has", "RELATED"),  # no government is had
         ("published a novel by", "published by", "PUBLISHED_NOVEL_BY"),  # active: the novel is by Y
         ("recorded a song by", "recorded by", "RECORDED_SONG_BY"),
         ("was executed by", "executed", "EXECUTED_BY"),  # a person executed is no policy implemented
+        ("ruled in favour of", "ruled", "RULED_IN_FAVOUR_OF"),  # the ruling is no object of Y
+        ("acted on behalf of", "acted", "ACTED_ON_BEHALF_OF"),
+        ("rolled back", "rolled", "ROLLED_BACK"),  # a phrasal verb: what is rolled back is not rolled
+        ("moved back to", "moved", "MOVED_BACK_TO"),
     ],
 )
 def test_review_cases_keep_their_reading(predicate, other, expected):

@@ -58,11 +58,21 @@ from kg_rag.ingest.nlp.triples import (
     role_words,
     via,
 )
+from kg_rag.model.predicates import PARTICLES
 
 
 def _verb_group(d: Parse, v: int) -> list[int]:
-    """The verb with its auxiliaries, negation and particle (``has not been included``, ``set up``)."""
-    return [v, *d.kids(v, "aux", "auxpass", "neg", "prt")]
+    """The verb with its auxiliaries, negation and particle (``has not been included``, ``set up``; an adverb that
+    makes a phrasal verb, ``rolled back``, too)."""
+    particles = [
+        a
+        for a in d.kids(v, "advmod")
+        if a == v + 1
+        and d.lower[a] in PARTICLES
+        and d.tag[a] in ("RB", "RP")
+        and (a + 1 >= d.n or d.text[a + 1] != "-")
+    ]  # right after the verb: "played defensive back", "won back-to-back titles" have none
+    return [v, *d.kids(v, "aux", "auxpass", "neg", "prt"), *particles]
 
 
 def read_clauses(p: Passage) -> Iterator[Triple]:
@@ -200,7 +210,12 @@ def _verb(p: Passage, v: int, evidence: str) -> Iterator[Triple]:
                 active_by = generic is not None and not d.kids(v, "auxpass") and not copula
                 det = article(d, generic, c) if active_by and generic is not None else []
                 said = ["located"] if placed else [*det, *described]
-                yield from via(p, subjects, predicate_of(d, group, *said, c), c, evidence)
+                holders = _as_holders(p, v, c, subjects)
+                if holders is subjects:
+                    yield from via(p, subjects, predicate_of(d, group, *said, c), c, evidence)
+                else:  # "stars Emma Thompson as P. L. Travers and Tom Hanks as Walt Disney": her part only
+                    parts = [r for o in d.kids(c, "pobj")[:1] for r in [p.ref(o)] if r is not None]
+                    yield from emit(holders, predicate_of(d, group, *said, c), parts, evidence)
             for also in d.kids(c, "conj"):  # "is used in Belgium and in the Netherlands"; "sailed not on the
                 if d.pos[also] == "ADP" and not d.kids(also, "neg"):  # Endeavour but on HMS Beagle"
                     yield from via(p, subjects, predicate_of(d, group, *described, also), also, evidence)
@@ -215,6 +230,20 @@ def _verb(p: Passage, v: int, evidence: str) -> Iterator[Triple]:
                 yield from via(p, subjects, predicate_of(d, group, c, prep), prep, evidence)
         elif c == complement:
             yield from _complement_role(p, subjects, c, predicate_of(d, group), evidence)
+
+
+def _as_holders(p: Passage, v: int, prep: int, subjects: list[Ref]) -> list[Ref]:
+    """Who an "as" phrase is said of: the object after a verb that puts, calls or casts its object as something
+    ("appointed Satya Nadella as CEO", "cast Cillian Murphy as Oppenheimer"; the subject neither is CEO nor
+    plays the part), the subject otherwise ("joined Microsoft as CEO")."""
+    d = p.doc
+    if d.lower[prep] != "as" or d.lemma(v) not in PLACING_VERBS | EPITHET_VERBS | PLAYING_VERBS:
+        return subjects
+    objects = [o for first in d.kids(v, "dobj") for o in conjuncts(d, first) if o < prep]
+    if not objects:
+        return [] if d.kids(v, "dobj") else subjects
+    ref = p.ref(objects[-1])  # "stars Harry Baur as Beethoven, with Jany Holt": the one "as" follows
+    return [ref] if ref is not None and not ref.is_value else []
 
 
 def _generic(p: Passage, i: int) -> bool:
@@ -293,6 +322,8 @@ def _held_roles(p: Passage, v: int, prep: int, subjects: list[Ref], evidence: st
         return
     if verb in PLACING_VERBS and d.kids(v, "dobj"):
         holders = [r for o in d.kids(v, "dobj") for r in refs_of(p, o)]  # none: the object is no entity
+    elif verb in SUCCEEDING_VERBS and d.kids(v, "auxpass"):  # "Ballmer was succeeded by Nadella as CEO of
+        holders = [*subjects, *(r for a in d.kids(v, "agent") for r in prep_objects(p, a))]  # Microsoft": both
     else:
         holders = subjects
     for role in d.kids(prep, "pobj"):
@@ -311,6 +342,8 @@ PLACING_VERBS = frozenset(
     "reappoint re-elect".split()
 )
 """Verbs that put their object in a role ("elected X as president of Y"): the object holds the role "as" names."""
+SUCCEEDING_VERBS = frozenset("succeed replace".split())
+"""Verbs whose "as" role the successor takes from its predecessor: both held it."""
 EPITHET_VERBS = frozenset("know call dub nickname regard consider describe refer hail remember see style".split())
 """Verbs whose "as" gives what someone is called, not a position held ("known as the father of the nation")."""
 PLAYING_VERBS = frozenset("star play portray cast voice appear feature act".split())

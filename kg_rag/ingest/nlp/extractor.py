@@ -54,7 +54,7 @@ from kg_rag.model.relation_types import RelationTyper
 
 logger = logging.getLogger(__name__)
 
-RULES_VERSION = 26
+RULES_VERSION = 27
 """Bumped when the rules change what is extracted, so documents extracted under older rules are extracted again."""
 MAX_CHARS = 200_000
 """Longest chunk text parsed whole; a longer one (a corpus passage nobody split) is parsed up to here."""
@@ -230,6 +230,9 @@ def read_passage(
 
     if topic is not None:
         note(topic.name, topic.label or "")
+        head = topic.name.partition(", ")[0]
+        if head != topic.name and any(m.kind == "topic" for m in mentions):  # "Nicholas I, Lord of Mecklenburg"
+            note(head, topic.label or "")  # written in full: the passage writes the name before the comma too
     for m in mentions:
         if m.is_value and m.label not in PASSAGE_VALUES:
             continue

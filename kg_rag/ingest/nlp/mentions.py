@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from kg_rag.ingest.nlp.kinds import RANKS, kind_of
 from kg_rag.ingest.nlp.parse import Parse
-from kg_rag.ingest.nlp.spans import NOMINAL, PROPER, proper_phrases, text_of, trim
+from kg_rag.ingest.nlp.spans import CASE_LINKS, NOMINAL, PROPER, proper_phrases, text_of, trim
 from kg_rag.model.lemmas import known_word
 from kg_rag.model.names import MONTHS, canonical_key
 
@@ -144,12 +144,32 @@ def find_mentions(doc: Parse, topic: Topic | None) -> tuple[list[Mention], list[
     found += _quoted(doc)
     names = [Mention(start, end, text, "", "name") for start, end, text in proper_phrases(doc)]
     found += [_with_article(doc, m) for m in (*_entities(doc), *names)]
+    found += _cases(doc, found)
     found = _full_names(doc, [m for m in found if not _a_kind(doc, m) and not _time_zone(doc, m)], topic)
     kept = _joined_values(doc, _non_overlapping(doc, found))
     again = _named_again(doc, kept)
     if again:
         kept = sorted([*kept, *again], key=lambda m: m.start)
     return kept, _inside(doc, found, kept)
+
+
+def _case_name(doc: Parse, start: int, end: int) -> bool:
+    """Whether a span is a court case's name, two parties either side of *v.* (``Plessy v. Ferguson``)."""
+    return any(doc.lower[k] in CASE_LINKS and doc.text[k - 1][:1].isupper() for k in range(start + 1, end - 1))
+
+
+def _cases(doc: Parse, found: Sequence[Mention]) -> list[Mention]:
+    """A case name the tagger split into its parties: "Plessy v. Ferguson", with *Plessy* read as a common noun
+    and each party a person of its own."""
+    starts = {m.start: m for m in found if m.kind in ("ner", "name") and not m.is_value}
+    out = []
+    for a in found:
+        b = starts.get(a.end + 1)
+        if b is None or a.kind not in ("ner", "name") or a.is_value or doc.lower[a.end] not in CASE_LINKS:
+            continue
+        if doc.sent_of[a.start] == doc.sent_of[b.end - 1]:
+            out.append(Mention(a.start, b.end, text_of(doc, a.start, b.end), "LAW", "name"))
+    return out
 
 
 PARTED = frozenset({"TIME", "QUANTITY"})
@@ -391,6 +411,13 @@ def _entities(doc: Parse) -> list[Mention]:
         start, end = trim(doc, start, end)
         if end <= start or any(doc.masked[start:end]):
             continue  # a masked code: named from the parse (its type is not the recogniser's guess)
+        verb = next((i for i in range(start, end) if doc.dep[i] == "ROOT" and doc.pos[i] in ("VERB", "AUX")), None)
+        if verb is not None and label not in VALUES and doc.text[start] not in OPEN_QUOTES:  # "Oracle sued Rimini
+            for a, b in ((start, verb), (verb + 1, end)):  # Street": the sentence's verb is in no name
+                a, b = trim(doc, a, b)
+                if b > a and any(doc.title[i] for i in range(a, b)):
+                    out.append(Mention(a, b, text_of(doc, a, b), label, "ner"))
+            continue
         if label in VALUES:
             if label == "DATE" and not any(doc.num[i] or doc.lower[i] in MONTHS for i in range(start, end)):
                 continue  # "monthly", "summer", "the next year": no date written
@@ -440,9 +467,13 @@ def _non_overlapping(doc: Parse, found: Iterable[Mention]) -> list[Mention]:
         Bank Frankfurt Germany"), or a person's name with a rank ("Colonel Paul Tibbets" is Paul Tibbets) — not
         one with the given name the recogniser left out ("Tomasz Nowak", read as "Nowak")."""
         inside = [(a, b) for a, b in names if m.start <= a and b <= m.end]
+        if _case_name(doc, m.start, m.end):
+            return False  # "Epic Games v. Apple": one case between two parties
         if kind_of(m.name, "PERSON") != "PERSON":
             return len(inside) >= 2  # "the Engineering department": a person's name never heads a department
-        return len(inside) >= 2 or any(span in people and not _given_name(doc, m, span) for span in inside)
+        return len(inside) >= 2 or any(
+            span in people and not _given_name(doc, m, span) and not _described(doc, m, span) for span in inside
+        )
 
     found = [m for m in found if not (m.kind == "name" and run_on(m))]
     # the longest first (the topic inside a longer name, "Sims Historical Society Museum", is that name); at equal
@@ -458,11 +489,17 @@ def _non_overlapping(doc: Parse, found: Iterable[Mention]) -> list[Mention]:
         if not m.label:
             m.label = labels.get(m.end - 1, "")
         if m.kind in ("ner", "name"):
-            m.label = kind_of(m.name, m.label)
+            m.label = "LAW" if _case_name(doc, m.start, m.end) else kind_of(m.name, m.label)
         for i in range(m.start, m.end):
             taken[i] = True
         kept.append(m)
     return sorted(kept, key=lambda m: m.start)
+
+
+def _described(doc: Parse, m: Mention, person: tuple[int, int]) -> bool:
+    """Whether the words a proper-noun phrase holds before a recognised person are capitalised adjectives, which
+    no rank is: "the Large Hadron Collider" is a name the recogniser misread, not a rank and a person."""
+    return person[1] == m.end and person[0] > m.start and all(doc.tag[k] == "JJ" for k in range(m.start, person[0]))
 
 
 def _given_name(doc: Parse, m: Mention, person: tuple[int, int]) -> bool:

@@ -15,6 +15,7 @@ from kg_rag.ingest.nlp.refs import (
     SUBJECTS,
     Passage,
     Ref,
+    conjuncts,
     is_role,
     of_objects,
     refs_of,
@@ -88,11 +89,38 @@ def after_noun(p: Passage, a: int, evidence: str) -> Iterator[Triple]:
             yield from via(p, [subject], predicate_of(d, [a], prep), prep, evidence)
 
 
+def _between(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
+    """A noun that joins two named parties by *between* ("the agreement between Acme Corp and Globex Ltd", "the
+    Treaty of Paris between Spain and the United States"): ``A -[agreement with]-> B``, the parties in the order
+    written. Only a noun of a bond or dealing between parties: "the creek between Hutto and Round Rock" is where
+    the creek is, "the distance between" compares; nor one that is denied ("no agreement between")."""
+    d = p.doc
+    if d.lemma(n) not in BONDS or any(d.lower[k] == "no" for k in d.kids(n, "det")):
+        return
+    for prep in d.kids(n, "prep"):
+        objects = d.kids(prep, "pobj")
+        if d.lower[prep] != "between" or len(objects) != 1:
+            continue
+        parties = [r for t in conjuncts(d, objects[0]) for r in [p.ref(t)] if r is not None and not r.is_value]
+        if len(conjuncts(d, objects[0])) == 2 and len(parties) == 2 and parties[0].name != parties[1].name:
+            yield from emit(parties[:1], predicate_of(d, [], d.lemma(n), "with"), parties[1:], evidence)
+
+
+BONDS = frozenset(
+    """agreement treaty pact accord deal contract lease licence license settlement partnership alliance union
+    merger venture collaboration cooperation co-production coproduction war conflict dispute lawsuit litigation
+    battle feud rivalry match game final series negotiation negotiations talks summit meeting relationship
+    relations marriage truce armistice ceasefire border boundary frontier trade competition""".split()
+)
+"""Nouns of a bond or dealing that *between* joins two parties by ("the treaty between Spain and France")."""
+
+
 def noun(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
     """Relations a noun phrase states without a verb: an apposition with a relational noun (``Jan, the editor of
     J``: ``Jan -[is editor of]-> J``), a possessive (``Canada's capital, Ottawa``; ``its editor is Jan``: the owner's
     attribute, ``Canada -[has capital]-> Ottawa``)."""
     d = p.doc
+    yield from _between(p, n, evidence)
     if n in p.by_token:
         yield from _located(p, n, evidence)
         yield from _owned_role(p, n, evidence)

@@ -7,7 +7,9 @@ Codes (``IR-2023-14``, ``Directive 2019-03``, ``EO 14028``) are what policies an
 tagger reads their digits and hyphens as punctuation and numbers, which breaks the parse of the whole sentence
 ("supersedes" becomes a plural noun). They are masked before parsing by a capitalised word of the same length
 (``Qxxxxxx``), which the tagger reads as the proper noun a code is, and every text is read back from the original
-at the same offsets.
+at the same offsets. So are the other words a small tagger misreads inside names: a lower-case system name
+(``payments-api``), a regnal *I* (``Elizabeth I``, read as the pronoun) and a capitalised number word that
+designates (``Policy Two``, read as a count).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import re
 from typing import Any
 
 from kg_rag.model.lemmas import lemma
-from kg_rag.model.names import heading_text, plain_markdown
+from kg_rag.model.names import DEFAULT_RELATION_PATTERNS, heading_text, plain_markdown
 
 _CODE = re.compile(
     r"(?<![\w-])[A-Z][A-Za-z]{0,7}-\d+(?:[-/.]\d+)*(?![\w-])"  # IR-2023-14, POL-7, COVID-19
@@ -61,7 +63,74 @@ def mask_codes(text: str) -> str:
                 return word
         return "Q" + "x" * (len(word) - 1)
 
+    if " I" in text:
+        text = _REGNAL.sub(_regnal, text)
+    text = _NUMBERED.sub(_numbered, text)
+    if "-" in text or "_" in text:
+        text = _IDENTIFIER.sub(
+            lambda m: "Q" + "x" * (len(m.group()) - 1) if _identifier(m.group()) else m.group(), text
+        )
     return _CODE.sub(masked, text) if any(ch.isdigit() for ch in text) else text
+
+
+_IDENTIFIER = re.compile(r"(?<![\w/.-])[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+(?![\w/-])")
+"""A lower-case word in hyphenated or underscored parts; :func:`_identifier` says whether it names a system."""
+
+
+def _identifier(word: str) -> bool:
+    """Whether a lower-case hyphenated or underscored word is a system's name (``payments-api``, ``us-east-1``,
+    ``auth_service``, ``ec2-prod``): an underscore, a part with letters and digits, three parts one of them a
+    number, or a last part that names a kind of software — not an English compound (``long-term``, ``e-mail``,
+    ``pre-1990``, ``top-10``, ``under-21``)."""
+    parts = re.split(r"[-_]", word)
+    mixed = any(
+        any(ch.isdigit() for ch in w) and any(ch.isalpha() for ch in w) and not _DECADE.fullmatch(w) for w in parts
+    )
+    numbered = len(parts) >= 3 and any(w.isdigit() for w in parts)
+    kind = parts[-1] in SYSTEM_KINDS and parts[0] not in _NOT_SYSTEMS
+    return "_" in word or mixed or numbered or kind
+
+
+_DECADE = re.compile(r"\d+(?:s|st|nd|rd|th)")
+_NOT_SYSTEMS = frozenset("self full multi non cross in on off end".split())
+
+
+SYSTEM_KINDS = frozenset(
+    """api apis service svc server db database cache queue worker workers gateway proxy cluster app bucket lambda
+    function job cron daemon broker store backend frontend ui sdk cli lib library plugin bot pipeline""".split()
+)
+"""Last parts of a hyphenated name that say it names a system ("checkout-service", "payments-api")."""
+
+
+_NUMBERED = re.compile(r"(?<=[a-z] )(?:One|Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten|Eleven|Twelve)\b")
+"""A capitalised number word after a capitalised word is its designator ("Policy Two", "Formula One", "World War
+Two"), masked as a code: the tagger reads a bare *Two* as a count, and the name loses its number."""
+
+
+def _numbered(m: re.Match[str]) -> str:
+    before = m.string[max(0, m.start() - 20) : m.start() - 1].split()[-1]
+    named = before[:1].isupper() and before.isalpha() and before.casefold() not in _BEFORE_PRONOUN
+    return "Q" + "X" * (len(m.group()) - 1) if named else m.group()
+
+
+_REGNAL = re.compile(r"(?<=[a-z]{2} )I(?=[\s,;:)]|\.(?!\s+[A-Z])|$)(?!\s+(?:am|think|believe|have|had|was born)\b)")
+
+
+def _regnal(m: re.Match[str]) -> str:
+    """A regnal numeral ``I`` after a given name ("Elizabeth I was the daughter of") as ``V``: the tagger reads a
+    lone *I* as the pronoun, which leaves the sentence without its subject, and *V* (Henry V) as the numeral it
+    is. Not after a word a pronoun follows ("When I", "Then I")."""
+    before = m.string[max(0, m.start() - 20) : m.start() - 1].split()[-1]
+    if not (before[:1].isupper() and before.isalpha()):
+        return "I"
+    return "I" if before.casefold() in _BEFORE_PRONOUN or before.endswith("ly") else "V"
+
+
+_BEFORE_PRONOUN = frozenset(
+    """when then if as so and but or now here there today yesterday tomorrow sometimes later finally first
+    because since although though while once after before until unless where what which who that than yes no
+    perhaps maybe indeed also still yet thus hence meanwhile afterwards instead otherwise besides""".split()
+)
 
 
 _LINE_BREAK = re.compile(r"(?<=[^\n])\n(?=[^\n])")
@@ -217,6 +286,19 @@ class Parse:
         else:
             self.text = [self.source[i : i + len(t.text)] for i, t in zip(self.idx, toks)]
             self.masked = [a != t.text for a, t in zip(self.text, toks)]
+            # a regnal numeral before a full stop is read as an initial ("Elizabeth V."): the stop is no part of it
+            self.text = [a[:-1] if m and a == "I." else a for a, m in zip(self.text, self.masked)]
+        # a one-letter designator that ends the text or its line is read as an initial ("Policy A."): the stop ends
+        # the sentence
+        for i in range(self.n):
+            t = self.text[i]
+            if (
+                len(t) == 2
+                and t[0].isupper()
+                and t[1] == "."
+                and self.source[self.idx[i] + 2 : self.idx[i] + 3] in ("", "\n")
+            ):
+                self.text[i] = t[0]
         self.lower = [t.lower() for t in self.text]
         self.tag = [t.tag_ for t in toks]
         self.pos = [t.pos_ for t in toks]
@@ -236,6 +318,8 @@ class Parse:
         if self._mend_verbs():
             self._link()
         if self._mend_clauses():
+            self._link()
+        if self._mend_as():
             self._link()
         self.sents = [(s.start, s.end) for s in doc.sents]
         self.sent_of = [0] * self.n
@@ -271,15 +355,27 @@ class Parse:
                 and self.pos[v] in ("VERB", "AUX")
                 and (self.tag[v] == "VBZ" or any(self.tag[a] == "VBZ" for a in self.kids(v, "aux", "auxpass")))
                 and not self.kids(t, "det", "amod", "compound", "poss", "nummod")
-                and any(
-                    self.pos[o] == "PROPN"
-                    for prep in self.kids(t, "prep")
-                    if self.lower[prep] not in ("of", "between")  # "contacts between", "rights of": a noun's
-                    for o in self.kids(prep, "pobj")
-                )
             ):
                 continue
+            preps = [p for p in self.kids(t, "prep") if self.lower[p] not in ("of", "between")]  # "contacts
+            # between", "rights of": a noun's
+            # "heads the office and reports to Y" with *to* hung on *heads*: the preposition right after the plural
+            # is the plural's when the two are a verb phrase the curated vocabulary knows ("reports to", "belongs
+            # to"); "sells laptops and tablets to Walmart" is parsed the same, and there *to* is the seller's
+            k = t + 2 if t + 2 < self.n and self.tag[t + 1] == "RB" else t + 1  # "reports directly to"
+            hung = (
+                k < self.n
+                and self.dep[k] == "prep"
+                and self.head[k] == v
+                and f"{self.lower[t]} {self.lower[k]}" in DEFAULT_RELATION_PATTERNS
+            )
+            if hung:
+                preps.append(k)
+            if not any(self.pos[o] == "PROPN" for prep in preps for o in self.kids(prep, "pobj")):
+                continue
             self.pos[t], self.tag[t], self.head[t] = "VERB", "VBZ", v
+            if hung:
+                self.head[k] = t
             mended = True
         return mended
 
@@ -301,6 +397,19 @@ class Parse:
                 continue
             self.dep[obj], self.head[obj] = "nsubj", c
             mended = True
+        return mended
+
+    def _mend_as(self) -> bool:
+        """Hang on the verb an "as" the parse hung on the verb's named object: "succeeded F. W. de Klerk as
+        President of South Africa" says in which role the verb was done, and a name takes no "as" of its own."""
+        mended = False
+        for a in range(2, self.n):
+            o = self.head[a]
+            if self.lower[a] != "as" or self.dep[a] != "prep" or o >= a or self.dep[o] != "dobj":
+                continue
+            if self.pos[o] == "PROPN" and self.pos[self.head[o]] == "VERB":
+                self.head[a] = self.head[o]
+                mended = True
         return mended
 
     def lemma(self, i: int) -> str:

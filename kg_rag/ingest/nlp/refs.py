@@ -88,6 +88,9 @@ class Passage:
             clause = next((a for a in d.ancestors(i) if d.dep[a] in ("relcl", "acl")), None)
             if clause is None:
                 return None
+            placed = _placed_thing(d, d.head[clause], clause) if d.dep[clause] == "relcl" else None
+            if placed is not None:  # "a label based in Des Moines, Iowa, which was founded by": the label
+                return self.ref(placed, depth + 1)
             antecedent = self.ref(d.head[clause], depth + 1)  # "the General Counsel, Amara Eze, who reports to"
             held = (
                 titled_person(self, d.head[clause])
@@ -587,11 +590,15 @@ def subjects_of(p: Passage, v: int, depth: int = 0) -> list[Ref]:
     if dep == "conj" and d.pos[h] in ("VERB", "AUX"):
         return subjects_of(p, h, depth + 1)
     if dep == "xcomp":
-        controller = d.kid(h, "dobj")
-        if controller is not None:  # "persuaded Y to leave": the object is who leaves
+        controller = d.kid(h, "dobj") if d.lemma(h) in OBJECT_CONTROL else None
+        if controller is not None:  # "persuaded Y to leave": the object is who leaves; "left Mercedes to join
+            # Ferrari": an infinitive of purpose, parsed the same, is the subject's
             ref = p.ref(controller)
             return [ref] if ref is not None else []
         return subjects_of(p, h, depth + 1)
+    works = [o for o in d.kids(h, "dobj") if o < v]  # "directed Oppenheimer, starring Cillian Murphy": the film
+    if dep == "advcl" and d.tag[v] == "VBG" and d.lemma(v) in WORK_PARTICIPLES and works:  # stars him, not its
+        return [r for o in works[-1:] for r in refs_of(p, o)]  # director
     if dep == "advcl" and d.tag[v] in ("VBN", "VBG"):
         return subjects_of(p, h, depth + 1)
     if dep == "advcl" and d.tag[v] == "VB" and d.lemma(h) in IMPLICATIVE and d.kids(v, "aux") and d.kids(h, "prt"):
@@ -602,6 +609,34 @@ def subjects_of(p: Passage, v: int, depth: int = 0) -> list[Ref]:
             return []  # "stopped Bob from joining Globex", "thanked Kwame for helping": not who stopped, thanked
         return subjects_of(p, d.head[h], depth + 1)  # "joined X after leaving Contoso": who joined, left
     return []
+
+
+def _placed_thing(d: Parse, h: int, v: int) -> int | None:
+    """The thing a "City, Region" pair places, when relative clause ``v`` follows the pair ("a label based in Des
+    Moines, Iowa, which was founded by ...", "an office in Austin, Texas, which is led by ..."): the parse hangs the
+    clause on the city, but a writer describing the label does not turn to the city mid-phrase and back; the
+    clause is the label's. Where the pair is a verb's ("born in Portland, Oregon, which ...") the city is the
+    only candidate (``None``)."""
+    if not any(d.dep[a] == "appos" and h < a < v for a in d.children[h]) or d.dep[h] != "pobj":
+        return None
+    holder = d.head[d.head[h]]
+    if d.dep[holder] == "acl" and d.tag[holder] == "VBN":
+        holder = d.head[holder]  # "a label based in"
+    return holder if d.pos[holder] in ("NOUN", "PROPN") else None
+
+
+WORK_PARTICIPLES = frozenset("star co-star costar feature".split())
+"""Participles that describe a work, never its maker ("starring", "featuring")."""
+
+OBJECT_CONTROL = frozenset(
+    """ask tell persuade convince force compel oblige allow permit enable let help urge encourage invite order command
+    instruct direct require request advise remind warn teach train appoint hire name elect choose select nominate
+    assign commission recruit sign draft employ send lead cause get inspire motivate prompt push pressure drive
+    expect want need like prefer wish intend mean believe consider declare find know report rumour understand
+    authorize authorise empower mandate task charge call challenge dare beg implore entrust""".split()
+)
+"""Verbs whose object does what their infinitive says ("persuaded Y to leave", "appointed Y to lead"); after
+any other the infinitive is one of purpose, and the subject does it ("left Mercedes to join Ferrari")."""
 
 
 LOCATIVE = frozenset("locate situate".split())

@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import re
 
-from kg_rag.ingest.nlp.kinds import OFFICES, RANKS
+from kg_rag.ingest.nlp.kinds import OFFICES, PEERAGE, RANKS
 from kg_rag.ingest.nlp.parse import Parse
 
 PROPER = frozenset({"NNP", "NNPS"})
 NOMINAL = frozenset({"nsubj", "nsubjpass", "dobj", "pobj", "attr", "appos", "conj", "dative", "oprd", "ROOT"})
 """Dependencies a noun phrase fills: a capitalised word in one of them is a name, wherever the sentence starts."""
-NAME_LINKS = frozenset({"of", "for", "de", "del", "della", "der", "des", "du", "da", "di", "van", "von", "la", "le"})
+CASE_LINKS = frozenset({"v.", "v", "vs.", "vs"})
+"""The word between the parties of a court case's name (``Plessy v. Ferguson``): one name, two parties."""
+NAME_LINKS = frozenset(
+    {"of", "for", "de", "del", "della", "der", "des", "du", "da", "di", "van", "von", "la", "le", *CASE_LINKS}
+)
 """Lower-case words a proper name may hold between capitalised parts (``University of Copenhagen``)."""
 ARTICLES = frozenset({"the", "a", "an"})
 
@@ -45,7 +49,7 @@ def proper_phrases(doc: Parse) -> list[tuple[int, int, str]]:
         if tag[i] not in PROPER or (dep[i] == "compound" and head[i] > i and _continues(doc, i)):
             continue  # not the last word of its name
         start, end = trim(doc, _left_edge(doc, i), _right_extension(doc, i))
-        if end <= start or not any(doc.text[k][:1].isupper() for k in range(start, end)):
+        if end <= start or not any(doc.text[k][:1].isupper() or doc.masked[k] for k in range(start, end)):
             continue
         if start == i and end == i + 1 and doc.is_sent_start(i) and not doc.ent[i] and doc.dep[i] not in NOMINAL:
             continue  # a lone capitalised first word that is no noun phrase ("Via the river, ..."): capital only
@@ -186,8 +190,8 @@ def _attributive(doc: Parse, i: int) -> bool:
 def _separate(doc: Parse, link: int) -> bool:
     """Whether the recogniser reads the two sides of ``of`` as two entities (``Guiana Highlands of Venezuela``), not
     one (``University of Copenhagen``, where ``of`` is inside the entity)."""
-    if doc.ent[link]:
-        return False
+    if doc.ent[link] or (doc.lower[link] == "of" and doc.lower[link - 1] in PEERAGE) or doc.lower[link] in CASE_LINKS:
+        return False  # "the Duke of Wellington": a peer is named by the place of his title; "Plessy v. Ferguson"
     return any(doc.ent[k] for k in range(link + 1, min(doc.n, link + 3)))
 
 

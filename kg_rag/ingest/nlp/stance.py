@@ -47,7 +47,14 @@ def unasserted(d: Parse, v: int) -> bool:
     own ("tried to acquire Yahoo and merge it with MSN", "would have acquired Arm and moved its headquarters")."""
     if d.dep[v] == "conj" and d.head[v] != v and not d.kids(v, "nsubj", "nsubjpass", "aux", "auxpass"):
         return unasserted(d, d.head[v])
+    if d.dep[v] == "ccomp" and d.lemma(d.head[v]) in ALLEGING:  # "the complaint asserted that NVIDIA violated"
+        return True
     return hypothetical(d, v) or (d.dep[v] == "xcomp" and d.lemma(d.head[v]) in UNFULFILLED)
+
+
+ALLEGING = frozenset("allege assert claim contend argue accuse speculate suspect deny dispute".split())
+"""Verbs that report a claim someone contests or has yet to prove: what their clause says is no fact the text
+states ("The complaint alleged that X violated Y"; "said", "reported", "announced that" report what happened)."""
 
 
 def _marked(d: Parse, c: int, marks: frozenset[str]) -> bool:

@@ -90,6 +90,33 @@ def test_codes_are_masked_at_the_same_length():
     assert "March 2019-03" in masked and "in 1990-91" in masked  # a date after a month, a range after "in"
 
 
+@pytest.mark.parametrize(
+    ("word", "system"),
+    [
+        ("payments-api", True),
+        ("checkout-service", True),
+        ("us-east-1", True),
+        ("auth_service", True),
+        ("python3-dev", True),
+        ("long-term", False),
+        ("e-mail", False),
+        ("self-service", False),
+        ("mid-2000s", False),
+        ("top-10", False),
+    ],
+)
+def test_lower_case_system_names_are_masked_and_english_compounds_are_not(word, system):
+    text = f"The {word} depends on Redis."
+    masked = mask_codes(text)
+    assert len(masked) == len(text)
+    assert (word not in masked) == system
+
+
+def test_a_regnal_numeral_is_masked_and_a_pronoun_is_not():
+    assert mask_codes("Elizabeth I was queen.").startswith("Elizabeth V ")
+    assert mask_codes("When I joined Acme, I met Bob.") == "When I joined Acme, I met Bob."
+
+
 def test_harmonise_gives_one_name_and_one_type_per_thing():
     """The form most passages write wins: two write "The Beatles", one "Beatles"; one title's "The United States"
     does not turn every "United States" into it."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kg_rag.ingest.nlp.parse import Parse
-from kg_rag.ingest.nlp.stance import hypothetical, negated
+from kg_rag.ingest.nlp.stance import hypothetical, negated, unasserted
 
 MAIN_CLAUSES = [
     # (sentence, whether its main clause states no fact)
@@ -39,3 +39,19 @@ def test_a_name_after_not_is_ruled_out_but_not_a_clauses_own_negation(parse):
     assert negated(d, d.lower.index("microsoft")) and not negated(d, d.lower.index("slack"))
     d = parse("The winner was not Microsoft.")
     assert not negated(d, d.lower.index("microsoft"))
+
+
+@pytest.mark.parametrize(
+    "text, alleged",
+    [
+        ("The amended complaint asserted that NVIDIA violated Section 10(b) of the Exchange Act.", True),
+        ("The plaintiffs allege that Acme Corp breached the agreement.", True),
+        ("Apple denied that it acquired Shazam.", True),
+        ("Reuters reported that Microsoft acquired GitHub.", False),  # a report of what happened
+        ("Acme Corp announced that it acquired Globex Ltd.", False),
+    ],
+)
+def test_a_clause_that_reports_a_claim_states_no_fact(parse, text, alleged):
+    d = parse(text)
+    clause = next(i for i in range(d.n) if d.dep[i] == "ccomp")
+    assert unasserted(d, clause) is alleged
