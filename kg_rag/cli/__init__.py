@@ -13,6 +13,7 @@ import argparse
 import logging
 import os
 import sys
+from typing import NoReturn
 
 from kg_rag.cli import (
     communities,
@@ -43,8 +44,16 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+class _Parser(argparse.ArgumentParser):
+    """A usage mistake is one line that names the command's help, not the whole usage block (subcommands' parsers
+    are of the same class)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kg-rag", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="kg-rag", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action=_Version)
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress (INFO)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")

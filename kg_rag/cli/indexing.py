@@ -40,7 +40,7 @@ def _refuse_empty(has_chunks: bool, skipped: int, out: str, old: Any) -> None:
     if has_chunks:
         return
     what = f"{out} was not changed" if old is not None else "nothing was written"
-    raise CLIError(f"no document could be read from the input ({skipped} items skipped); {what}")
+    raise CLIError(f"no document could be read from the input ({counted(skipped, 'item')} skipped); {what}")
 
 
 def cmd_index(args: argparse.Namespace) -> int:
@@ -183,6 +183,8 @@ def _index_docs(args, writer, extractor, report, old) -> Any:
 
     documents = load_input_documents(args, report)
     skipped = sum(report.skipped.values())
+    if not documents and not args.update:  # before any extraction: nothing to extract, nothing to replace
+        _refuse_empty(False, skipped, args.out, old)
 
     def guard(plan: Any) -> None:  # before any chat call: a refused run costs nothing
         if old is not None and not args.update and documents:

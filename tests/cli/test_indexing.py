@@ -243,7 +243,7 @@ def test_a_rebuild_from_input_that_yields_nothing_leaves_the_index_alone(tmp_pat
     assert main(["index", "--docs", str(docs), "--no-extract", "--embeddings", "fake:16", "--out", idx, "-q"]) == 0
     capsys.readouterr()
     assert main(["index", "--docs", str(bad), "--no-extract", "--out", idx, "-q"]) == 2
-    assert f"(1 items skipped); {idx} was not changed" in capsys.readouterr().err
+    assert f"(1 item skipped); {idx} was not changed" in capsys.readouterr().err
     assert main(["stats", idx, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["documents"] == 3
 

@@ -104,7 +104,7 @@ def test_query_on_an_empty_index_says_so(tmp_path, capsys):
     (tmp_path / "docs" / "empty.txt").write_text("   \n")
     argv = ["index", "--docs", str(tmp_path / "docs"), "--no-extract", "--out", str(tmp_path / "idx")]
     assert main([*argv, "--embeddings", "fake:16", "-q"]) == 2  # no document: nothing to build
-    assert "no document could be read from the input (1 items skipped); nothing was written" in capsys.readouterr().err
+    assert "no document could be read from the input (1 item skipped); nothing was written" in capsys.readouterr().err
     # at most the writer's lock file is left (removing a lock file another writer may be waiting on is unsafe),
     # and a later build there is not refused because of it
     assert [p.name for p in (tmp_path / "idx").iterdir()] == [".kg-rag-writer.lock"]
@@ -134,6 +134,17 @@ def test_query_budget_below_the_minimum_is_refused_by_the_flag(capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["query", "idx", "question", "--max-context-tokens", "5"])
     assert exit_info.value.code == 2 and "at least 50" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "flags", [["--k", "0"], ["--max-hops", "-1"], ["--direction", "sideways"]], ids=["k", "hops", "direction"]
+)
+def test_a_bad_flag_value_is_one_line_that_names_the_help(capsys, flags):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["query", "idx", "question", *flags])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1
+    assert err.startswith("kg-rag query: error: argument " + flags[0]) and "kg-rag query --help" in err
 
 
 def test_query_with_an_empty_index_path_says_so(capsys):
