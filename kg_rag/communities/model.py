@@ -3,7 +3,7 @@
 A :class:`Community` is a set of entities found together by hierarchical Leiden (level 0 is the coarsest;
 a community too large to summarise is split at the next level). Its report — written by a chat model, or
 extractive when none is configured — is shown in the context's Communities section and read by global search.
-Relations in reports are always rendered by kg-rag from the stored graph, ``A [TYPE] B — description (weight:
+Relations in reports are always rendered by kg-rag from the stored graph, ``A -[TYPE]-> B — description (weight:
 X)`` in stored direction, so no model can reverse one; when a report must be cut, descriptions shrink first.
 """
 
@@ -30,9 +30,9 @@ def render_relation_line(
     weight: float = 1.0,
     desc_limit: int | None = None,
 ) -> str:
-    """``A [TYPE] B — description (weight: X)``: type and direction always, the description cut to
-    ``desc_limit`` tokens (0 drops it)."""
-    head = f"{quote_name(source)} [{upper_snake(relation_type)}] {quote_name(target)}"
+    """``A -[TYPE]-> B — description (weight: X)``: type and direction always, in the notation of the context's
+    paths, the description cut to ``desc_limit`` tokens (0 drops it)."""
+    head = f"{quote_name(source)} -[{upper_snake(relation_type)}]-> {quote_name(target)}"
     text = " ".join(str(description or "").split())
     if desc_limit is not None and text:
         cut = truncate_to_tokens(text, desc_limit) if desc_limit > 0 else ""

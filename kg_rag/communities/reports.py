@@ -24,7 +24,7 @@ from kg_rag.tokens import count_tokens, truncate_to_tokens
 
 logger = logging.getLogger(__name__)
 
-RELATION_NOTE = "`A [TYPE] B`: A is the source, B the target, TYPE how A relates to B"
+RELATION_NOTE = "`A -[TYPE]-> B`: A is the source, B the target, TYPE how A relates to B"
 
 
 def community_relations(kg: KnowledgeGraph, community: Community) -> list[ReportRelation]:
@@ -69,7 +69,7 @@ def _entity_line(kg: KnowledgeGraph, key: str, desc_limit: int | None) -> str:
 def community_context(
     kg: KnowledgeGraph, community: Community, max_tokens: int = 3000
 ) -> tuple[str, list[ReportRelation]]:
-    """What a report is written from: members and relations (``[r:ID] A [TYPE] B — description (weight: X)``,
+    """What a report is written from: members and relations (``[r:ID] A -[TYPE]-> B — description (weight: X)``,
     stored direction), within ``max_tokens``. Descriptions shrink first; then the weakest relations and the
     least connected entities are left out. Returns the text and the relations it lists."""
     relations = community_relations(kg, community)

@@ -10,8 +10,8 @@ from kg_rag.index.build import GraphIndex
 from kg_rag.ingest.extraction_file import import_extraction_file
 from kg_rag.testing import BagOfWordsEmbeddings
 
-FORWARD = "Executive Order 14028 [SUPERSEDES] Executive Order 13800"
-BACKWARD = "Executive Order 13800 [SUPERSEDES] Executive Order 14028"
+FORWARD = "Executive Order 14028 -[SUPERSEDES]-> Executive Order 13800"
+BACKWARD = "Executive Order 13800 -[SUPERSEDES]-> Executive Order 14028"
 
 
 def orders_graph() -> KnowledgeGraph:

@@ -307,9 +307,9 @@ def test_community_section_truncation_keeps_type_and_direction(demo_with_communi
     tight = format_context(result, tight_params)
     section = tight.text.split("-----Communities-----")[1].split("-----Sources-----")[0]
     lines = [ln for ln in section.splitlines() if "[" in ln and "]" in ln and "community=" not in ln]
-    assert lines and all(re.search(r"\[[A-Z_]+\] ", ln) for ln in lines)
-    assert "Daniel Okafor [REPORTS_TO] Maria Chen" in wide  # a report line touching a path's entity
-    assert "Maria Chen [REPORTS_TO] Daniel Okafor" not in wide + tight.text
+    assert lines and all(re.search(r" -\[[A-Z_]+\]-> ", ln) for ln in lines)  # the paths' notation
+    assert "Daniel Okafor -[REPORTS_TO]-> Maria Chen" in wide  # a report line touching a path's entity
+    assert "Maria Chen -[REPORTS_TO]-> Daniel Okafor" not in wide + tight.text
     # a report never restates a relation the paths or rows already show (issue 43)
     assert "[SUPERSEDES]" not in wide.split(COMMUNITIES_HEADER)[1]
     assert tight.section_tokens["total"] <= 400
