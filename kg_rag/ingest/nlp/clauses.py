@@ -69,9 +69,11 @@ def _verb_group(d: Parse, v: int) -> list[int]:
         for a in d.kids(v, "advmod")
         if a == v + 1
         and d.lower[a] in PARTICLES
+        and d.lemma(v) not in MOTION
         and d.tag[a] in ("RB", "RP")
         and (a + 1 >= d.n or d.text[a + 1] != "-")
-    ]  # right after the verb: "played defensive back", "won back-to-back titles" have none
+    ]  # right after the verb: "played defensive back", "won back-to-back titles" have none; after a verb of motion
+    # "back" only says which way ("came back to Liverpool" is "came to")
     return [v, *d.kids(v, "aux", "auxpass", "neg", "prt"), *particles]
 
 
@@ -342,6 +344,8 @@ PLACING_VERBS = frozenset(
     "reappoint re-elect".split()
 )
 """Verbs that put their object in a role ("elected X as president of Y"): the object holds the role "as" names."""
+MOTION = frozenset("come go move fly return travel head sail drive walk run get turn look".split())
+"""Verbs that "back" gives a direction, not another meaning."""
 SUCCEEDING_VERBS = frozenset("succeed replace".split())
 """Verbs whose "as" role the successor takes from its predecessor: both held it."""
 EPITHET_VERBS = frozenset("know call dub nickname regard consider describe refer hail remember see style".split())

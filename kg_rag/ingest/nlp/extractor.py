@@ -49,6 +49,7 @@ from kg_rag.ingest.nlp.parse import Parse, blocks, hide_title_heading, mask_code
 from kg_rag.ingest.nlp.refs import Passage
 from kg_rag.ingest.nlp.things import find_things
 from kg_rag.model import Chunk
+from kg_rag.model.lemmas import known_word
 from kg_rag.model.names import DEFAULT_ENTITY_TYPE, DEFAULT_RELATION_PATTERNS, RELATED, canonical_key
 from kg_rag.model.relation_types import RelationTyper
 
@@ -231,8 +232,9 @@ def read_passage(
     if topic is not None:
         note(topic.name, topic.label or "")
         head = topic.name.partition(", ")[0]
-        if head != topic.name and any(m.kind == "topic" for m in mentions):  # "Nicholas I, Lord of Mecklenburg"
-            note(head, topic.label or "")  # written in full: the passage writes the name before the comma too
+        named = " " in head or not known_word(head.casefold())  # "Nicholas I", "Charleston"; not "Hello, Dolly!"
+        if head != topic.name and named and any(m.kind == "topic" for m in mentions):  # written in full: the
+            note(head, topic.label or "")  # passage writes the name before the comma too
     for m in mentions:
         if m.is_value and m.label not in PASSAGE_VALUES:
             continue

@@ -172,6 +172,11 @@ def _cases(doc: Parse, found: Sequence[Mention]) -> list[Mention]:
     return out
 
 
+NUMERALS = frozenset("I One Two Three Four Five Six Seven Eight Nine Ten Eleven Twelve".split())
+"""Masked words that, after a name's first word, leave the name the recogniser's
+(:func:`~kg_rag.ingest.nlp.parse.mask_codes`): "Henry I" is a person, "World War Two" an event, as it reads them."""
+
+
 PARTED = frozenset({"TIME", "QUANTITY"})
 """Types of a value that may be written in parts: "2 hours and 14 minutes", "3 metres and 20 centimetres"."""
 
@@ -409,8 +414,12 @@ def _entities(doc: Parse) -> list[Mention]:
             end = ents[n + 1].end  # the recogniser cut "National Physical Laboratory of | India" in two
             joined.add(n + 1)
         start, end = trim(doc, start, end)
-        if end <= start or any(doc.masked[start:end]):
+        if end <= start or any(
+            doc.masked[i] and (doc.text[i] not in NUMERALS or i == start) for i in range(start, end)
+        ):
             continue  # a masked code: named from the parse (its type is not the recogniser's guess)
+        if label == "PERSON":  # "succeeded Elizabeth I as King of England" read as one person: no name holds "as"
+            end = next((i for i in range(start + 1, end) if doc.lower[i] == "as"), end)
         verb = next((i for i in range(start, end) if doc.dep[i] == "ROOT" and doc.pos[i] in ("VERB", "AUX")), None)
         if verb is not None and label not in VALUES and doc.text[start] not in OPEN_QUOTES:  # "Oracle sued Rimini
             for a, b in ((start, verb), (verb + 1, end)):  # Street": the sentence's verb is in no name

@@ -109,8 +109,8 @@ def _between(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
 BONDS = frozenset(
     """agreement treaty pact accord deal contract lease licence license settlement partnership alliance union
     merger venture collaboration cooperation co-production coproduction war conflict dispute lawsuit litigation
-    battle feud rivalry match game final series negotiation negotiations talks summit meeting relationship
-    relations marriage truce armistice ceasefire border boundary frontier trade competition""".split()
+    battle feud rivalry match game final series negotiation talk summit meeting relationship relation marriage
+    truce armistice ceasefire border boundary frontier trade competition""".split()
 )
 """Nouns of a bond or dealing that *between* joins two parties by ("the treaty between Spain and France")."""
 

@@ -86,25 +86,32 @@ def _identifier(word: str) -> bool:
     mixed = any(
         any(ch.isdigit() for ch in w) and any(ch.isalpha() for ch in w) and not _DECADE.fullmatch(w) for w in parts
     )
+    if parts[0] in _PREFIXES:
+        return False  # "post-covid-19", "co-worker", "mid-2000s": an English prefix
     numbered = len(parts) >= 3 and any(w.isdigit() for w in parts)
     kind = parts[-1] in SYSTEM_KINDS and parts[0] not in _NOT_SYSTEMS
     return "_" in word or mixed or numbered or kind
 
 
 _DECADE = re.compile(r"\d+(?:s|st|nd|rd|th)")
-_NOT_SYSTEMS = frozenset("self full multi non cross in on off end".split())
+_NOT_SYSTEMS = frozenset(
+    "self full multi cross in on off end customer social public civil military community national secret field".split()
+)
+"""First parts of English compounds with a software-kind word ("customer-service", "self-service")."""
+_PREFIXES = frozenset("pre post mid non anti ex co re sub semi over under".split())
 
 
 SYSTEM_KINDS = frozenset(
-    """api apis service svc server db database cache queue worker workers gateway proxy cluster app bucket lambda
-    function job cron daemon broker store backend frontend ui sdk cli lib library plugin bot pipeline""".split()
+    """api apis service svc server db database cache queue gateway proxy cluster app bucket lambda cron daemon
+    broker backend frontend sdk cli plugin bot pipeline""".split()
 )
 """Last parts of a hyphenated name that say it names a system ("checkout-service", "payments-api")."""
 
 
 _NUMBERED = re.compile(r"(?<=[a-z] )(?:One|Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten|Eleven|Twelve)\b")
-"""A capitalised number word after a capitalised word is its designator ("Policy Two", "Formula One", "World War
-Two"), masked as a code: the tagger reads a bare *Two* as a count, and the name loses its number."""
+"""A capitalised number word after a word (:func:`_numbered` checks that the word is capitalised): its designator
+("Policy Two", "Formula One", "World War Two"), masked as a code: the tagger reads a bare *Two* as a count, and the
+name loses its number."""
 
 
 def _numbered(m: re.Match[str]) -> str:
@@ -113,17 +120,37 @@ def _numbered(m: re.Match[str]) -> str:
     return "Q" + "X" * (len(m.group()) - 1) if named else m.group()
 
 
-_REGNAL = re.compile(r"(?<=[a-z]{2} )I(?=[\s,;:)]|\.(?!\s+[A-Z])|$)(?!\s+(?:am|think|believe|have|had|was born)\b)")
+_REGNAL = re.compile(r"(?<=[a-z]{2} )I(?=[\s,;:)’']|\.(?!\s+[A-Z])|$)")
+_NUMERAL_NEXT = re.compile(r"\s*(?:[,;:)’']|\.|$|(?:of|and|or|as)\b)")
+"""What follows a regnal *I* and never the pronoun: punctuation, "of", "and", "as" ("King Albert I of Belgium",
+"Nicholas I, Lord of Mecklenburg", "executed by Elizabeth I.")."""
+_THIRD_PERSON = re.compile(r"\s+(?:was|is|had|has|became|died|reigned|ruled|succeeded|married|was)\b")
+"""Verbs after which an *I* opening a sentence after a name is a numeral: "Elizabeth I was", "Charles I died";
+the pronoun says "I am", "I have", and "Sunday I was" opens with no name."""
 
 
 def _regnal(m: re.Match[str]) -> str:
     """A regnal numeral ``I`` after a given name ("Elizabeth I was the daughter of") as ``V``: the tagger reads a
     lone *I* as the pronoun, which leaves the sentence without its subject, and *V* (Henry V) as the numeral it
-    is. Not after a word a pronoun follows ("When I", "Then I")."""
-    before = m.string[max(0, m.start() - 20) : m.start() - 1].split()[-1]
-    if not (before[:1].isupper() and before.isalpha()):
+    is. Only where the pronoun cannot stand: before punctuation, "of", "and" or "as", or opening a sentence with a
+    name and a third-person verb ("Charles I was executed"). "On Monday I visited", "At Microsoft I led", "Paris
+    I loved" keep their pronoun."""
+    text = m.string
+    words = text[max(0, m.start() - 40) : m.start() - 1].split()
+    before = words[-1] if words else ""
+    if not (before[:1].isupper() and before.isalpha()) or before.casefold() in _BEFORE_PRONOUN:
         return "I"
-    return "I" if before.casefold() in _BEFORE_PRONOUN or before.endswith("ly") else "V"
+    if _NUMERAL_NEXT.match(text, m.end()):
+        return "V"
+    at = m.start() - 1 - len(before)
+    opens = at <= 0 or text[:at].rstrip()[-1:] in ("", ".", "!", "?", "\n") or text[at - 1] == "\n"
+    weekday = before.casefold() in _TIME_WORDS
+    return "V" if opens and not weekday and _THIRD_PERSON.match(text, m.end()) else "I"
+
+
+_TIME_WORDS = frozenset(
+    """monday tuesday wednesday thursday friday saturday sunday today tonight yesterday tomorrow""".split()
+)
 
 
 _BEFORE_PRONOUN = frozenset(

@@ -590,15 +590,15 @@ def subjects_of(p: Passage, v: int, depth: int = 0) -> list[Ref]:
     if dep == "conj" and d.pos[h] in ("VERB", "AUX"):
         return subjects_of(p, h, depth + 1)
     if dep == "xcomp":
-        controller = d.kid(h, "dobj") if d.lemma(h) in OBJECT_CONTROL else None
-        if controller is not None:  # "persuaded Y to leave": the object is who leaves; "left Mercedes to join
-            # Ferrari": an infinitive of purpose, parsed the same, is the subject's
+        controller = d.kid(h, "dobj") if d.lemma(h) not in PURPOSE_VERBS else None
+        if controller is not None:  # "persuaded Y to leave", "paid Foxconn to build": the object is who does it;
+            # "left Mercedes to join Ferrari": an infinitive of purpose, parsed the same, is the subject's
             ref = p.ref(controller)
             return [ref] if ref is not None else []
         return subjects_of(p, h, depth + 1)
-    works = [o for o in d.kids(h, "dobj") if o < v]  # "directed Oppenheimer, starring Cillian Murphy": the film
-    if dep == "advcl" and d.tag[v] == "VBG" and d.lemma(v) in WORK_PARTICIPLES and works:  # stars him, not its
-        return [r for o in works[-1:] for r in refs_of(p, o)]  # director
+    works = [o for o in d.kids(h, "dobj") if o < v] if d.lemma(h) in WORK_VERBS and d.kids(v, "dobj") else []
+    if dep == "advcl" and d.tag[v] == "VBG" and d.lemma(v) in WORK_PARTICIPLES and works:  # "directed
+        return [r for o in works[-1:] for r in refs_of(p, o)]  # Oppenheimer, starring Cillian Murphy": the film
     if dep == "advcl" and d.tag[v] in ("VBN", "VBG"):
         return subjects_of(p, h, depth + 1)
     if dep == "advcl" and d.tag[v] == "VB" and d.lemma(h) in IMPLICATIVE and d.kids(v, "aux") and d.kids(h, "prt"):
@@ -626,17 +626,18 @@ def _placed_thing(d: Parse, h: int, v: int) -> int | None:
 
 
 WORK_PARTICIPLES = frozenset("star co-star costar feature".split())
-"""Participles that describe a work, never its maker ("starring", "featuring")."""
-
-OBJECT_CONTROL = frozenset(
-    """ask tell persuade convince force compel oblige allow permit enable let help urge encourage invite order command
-    instruct direct require request advise remind warn teach train appoint hire name elect choose select nominate
-    assign commission recruit sign draft employ send lead cause get inspire motivate prompt push pressure drive
-    expect want need like prefer wish intend mean believe consider declare find know report rumour understand
-    authorize authorise empower mandate task charge call challenge dare beg implore entrust""".split()
+"""Participles that describe a work, never its maker ("starring", "featuring"), when they take an object ("starring
+in The Irishman" is the subject's part)."""
+WORK_VERBS = frozenset(
+    "direct produce release distribute write film make create publish broadcast air premiere stream remake adapt "
+    "record compose develop finance co-produce co-write".split()
 )
-"""Verbs whose object does what their infinitive says ("persuaded Y to leave", "appointed Y to lead"); after
-any other the infinitive is one of purpose, and the subject does it ("left Mercedes to join Ferrari")."""
+"""Verbs whose object is a work, which a following "starring ..." describes."""
+
+PURPOSE_VERBS = frozenset("leave left quit depart exit abandon resign sell buy acquire use borrow spend".split())
+"""Verbs (and "left", which the lemmatiser reads as the adjective) whose infinitive after an object says why the
+subject acted ("left Mercedes to join Ferrari", "sold the unit to focus on chips"); after others the object does
+what it says ("persuaded Y to leave", "paid Foxconn to build the iPhone", "hired Y to lead")."""
 
 
 LOCATIVE = frozenset("locate situate".split())

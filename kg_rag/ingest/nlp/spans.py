@@ -15,8 +15,9 @@ from kg_rag.ingest.nlp.parse import Parse
 PROPER = frozenset({"NNP", "NNPS"})
 NOMINAL = frozenset({"nsubj", "nsubjpass", "dobj", "pobj", "attr", "appos", "conj", "dative", "oprd", "ROOT"})
 """Dependencies a noun phrase fills: a capitalised word in one of them is a name, wherever the sentence starts."""
-CASE_LINKS = frozenset({"v.", "v", "vs.", "vs"})
-"""The word between the parties of a court case's name (``Plessy v. Ferguson``): one name, two parties."""
+CASE_LINKS = frozenset({"v."})
+"""The word between the parties of a court case's name (``Plessy v. Ferguson``): one name, two parties. Not
+*vs.* or *v*, which match teams and fighters as often ("the Lakers vs. Celtics game", "England v Australia")."""
 NAME_LINKS = frozenset(
     {"of", "for", "de", "del", "della", "der", "des", "du", "da", "di", "van", "von", "la", "le", *CASE_LINKS}
 )

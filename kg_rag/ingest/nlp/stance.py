@@ -52,9 +52,10 @@ def unasserted(d: Parse, v: int) -> bool:
     return hypothetical(d, v) or (d.dep[v] == "xcomp" and d.lemma(d.head[v]) in UNFULFILLED)
 
 
-ALLEGING = frozenset("allege assert claim contend argue accuse speculate suspect deny dispute".split())
+ALLEGING = frozenset("allege assert claim contend accuse speculate suspect deny dispute".split())
 """Verbs that report a claim someone contests or has yet to prove: what their clause says is no fact the text
-states ("The complaint alleged that X violated Y"; "said", "reported", "announced that" report what happened)."""
+states ("The complaint alleged that X violated Y"; "said", "reported", "announced that" report what happened, and
+"historians argue that" states a reading)."""
 
 
 def _marked(d: Parse, c: int, marks: frozenset[str]) -> bool:

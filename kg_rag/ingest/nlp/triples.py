@@ -138,16 +138,17 @@ STAFF = frozenset(
     """researcher scientist engineer developer scholar student staff employee member team group lab laboratory
     physician doctor astronomer economist investigator analyst""".split()
 )
-"""Nouns for a body's people: what they did "at X" a passive may credit to X ("developed by engineers at Google")."""
+"""Nouns for a body's people: what they did "at X" a passive may credit to X ("developed by engineers at Google");
+"of" and "from" name a teacher, a band or a country as often ("a student of Socrates")."""
 
 
 def _through(p: Passage, subjects: list[Ref], words: str, noun: int, evidence: str) -> Iterator[Triple]:
     """Through a noun with a preposition of its own: ``on behalf of X`` is ``words + behalf of`` X."""
     d = p.doc
     for inner in d.kids(noun, "prep"):
-        if words.endswith(" by") and d.lemma(noun) in STAFF and d.lower[inner] in ("at", "from", "of"):
+        if words.endswith(" by") and d.lemma(noun) in STAFF and d.lower[inner] == "at":
             yield from emit(subjects, words, prep_objects(p, inner), evidence)  # "created by researchers at
-            continue  # Stanford": the body its people worked for did it, and the passive keeps its "by"
+            continue  # Stanford": the body they work at did it (not "a student of Socrates", "a member of Queen")
         said = [*article(d, noun, inner), *(d.lower[w] for w in noun_words(d, noun))]
         yield from emit(subjects, f"{words} {' '.join(said)} {d.lower[inner]}", prep_objects(p, inner), evidence)
 

@@ -103,6 +103,9 @@ def test_codes_are_masked_at_the_same_length():
         ("self-service", False),
         ("mid-2000s", False),
         ("top-10", False),
+        ("co-worker", False),
+        ("customer-service", False),
+        ("post-covid-19", False),
     ],
 )
 def test_lower_case_system_names_are_masked_and_english_compounds_are_not(word, system):
@@ -112,9 +115,34 @@ def test_lower_case_system_names_are_masked_and_english_compounds_are_not(word, 
     assert (word not in masked) == system
 
 
-def test_a_regnal_numeral_is_masked_and_a_pronoun_is_not():
-    assert mask_codes("Elizabeth I was queen.").startswith("Elizabeth V ")
-    assert mask_codes("When I joined Acme, I met Bob.") == "When I joined Acme, I met Bob."
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Elizabeth I was the daughter of Henry VIII.",
+        "The Earl was executed by Elizabeth I.",
+        "King Albert I of Belgium",
+        "Nicholas I, Lord of Mecklenburg",
+        "Charles I was executed in 1649.",
+    ],
+)
+def test_a_regnal_numeral_is_masked(text):
+    masked = mask_codes(text)
+    assert len(masked) == len(text) and masked != text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "When I joined Acme, I met Bob.",
+        "On Monday I visited the Louvre.",
+        "Sunday I was in Boston.",
+        "At Microsoft I led the Windows team.",
+        "Paris I loved.",
+        "Dear Maria I hope so.",
+    ],
+)
+def test_a_first_person_i_after_a_name_stays_a_pronoun(text):
+    assert mask_codes(text) == text
 
 
 def test_harmonise_gives_one_name_and_one_type_per_thing():

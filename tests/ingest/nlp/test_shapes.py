@@ -694,6 +694,26 @@ SHAPES = [
         set(),
     ),
     (
+        "review guards: what rules 27's first versions misread",
+        None,
+        "Apple paid Foxconn to build the iPhone. Martin Scorsese joined Netflix in 2019, starring in The Irishman. "
+        "James I succeeded Elizabeth I as King of England.",
+        {
+            ("Foxconn", "BUILD", "iPhone"),  # the object does it after any verb but one of leaving or buying
+            ("Martin Scorsese", "STARRING_IN", "The Irishman"),  # "starring in" with no object is the subject's
+            ("James I", "SUPERSEDES", "Elizabeth I"),  # a recognised person's name holds no "as"
+        },
+        {("Apple", "BUILD", "iPhone"), ("Netflix", "STARRING_IN", "The Irishman")},
+    ),
+    (
+        "review guards: a body's people only 'at' it, 'back' after a verb of motion, a compound with 'worker'",
+        None,
+        "Linux was developed by a student from the University of Helsinki. Ian Rush came back to Liverpool after a "
+        "year at Juventus. Jane Doe is a social-worker for the City of Boston.",
+        {("Jane Doe", "WORKER_FOR", "City of Boston")},
+        {("Linux", "DEVELOPED_BY", "University of Helsinki"), ("Ian Rush", "CAME_BACK_AT", "Juventus")},
+    ),
+    (
         "gerund after a preposition has the clause's subject",
         None,
         "Kwame Mensah joined Northwind Holdings in 2019 after leaving Contoso.",

@@ -49,6 +49,7 @@ def test_a_name_after_not_is_ruled_out_but_not_a_clauses_own_negation(parse):
         ("Apple denied that it acquired Shazam.", True),
         ("Reuters reported that Microsoft acquired GitHub.", False),  # a report of what happened
         ("Acme Corp announced that it acquired Globex Ltd.", False),
+        ("Historians argue that Napoleon was born in Corsica.", False),  # a reading, not a claim in dispute
     ],
 )
 def test_a_clause_that_reports_a_claim_states_no_fact(parse, text, alleged):
