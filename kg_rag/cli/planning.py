@@ -17,11 +17,13 @@ NO_MODEL_NOTICE = (
 
 def extractor_kind(args: argparse.Namespace) -> str | None:
     """Which extractor the run uses: ``"llm"``, ``"nlp"`` or ``None`` (no extraction). ``--extractor`` decides;
-    without it, ``--docs`` uses the configured chat model, and the NLP extractor when there is none (with a notice:
+    without it, ``--docs`` uses the chat model ``--chat-model`` names or the configured one (a dry run then estimates
+    its cost with no key), and the NLP extractor when there is none (with a notice:
     a first run without a key still gets a typed graph), and a ``--corpus`` without ``--openie`` uses the NLP
     extractor (it never starts paying for chat calls unasked). Refused before any work: ``--extractor`` where
     nothing is extracted, and the NLP extractor when spaCy or its pipeline is missing (naming every route)."""
     extracts = bool(args.docs) or bool(args.corpus and not args.openie)
+    named_model = bool(getattr(args, "chat_model", None))
     if args.extractor and not extracts:
         raise CLIError("--extractor is for --docs and for --corpus without --openie (other inputs hold their graph)")
     if args.extractor and args.no_extract:
@@ -35,8 +37,13 @@ def extractor_kind(args: argparse.Namespace) -> str | None:
     else:
         from kg_rag.langchain.chat import chat_model_configured
 
-        kind = "llm" if args.docs and chat_model_configured() else "nlp"
+        kind = "llm" if args.docs and (named_model or chat_model_configured()) else "nlp"  # a model named: wanted
     if kind == "nlp":
+        if args.schema and not args.extractor:
+            raise CLIError(
+                "--schema is for a chat model, and none is configured: set KG_RAG_CHAT_MODEL or OPENAI_API_KEY "
+                "(docs/chat-models.md), or drop --schema to extract with the NLP extractor"
+            )
         if args.schema:
             raise CLIError("--schema is for the LLM extractor (--extractor llm); the NLP extractor reads the grammar")
         _check_nlp(args)

@@ -88,6 +88,18 @@ def test_dry_run_needs_no_chat_model_and_reports_a_refusal(corpus, capsys, monke
     assert "chunks to extract: 1 with the NLP extractor; no chat calls" in out and code == 2
     code, out, err = run(capsys, "index", "--docs", "docs", *INDEX, "--no-extract", "--dry-run")
     assert code == 0 and "no chat calls (--no-extract)" in out
+    # a chat model named on the command line is the one wanted: its cost is estimated with no key (indexing.md)
+    code, out, err = run(capsys, "index", "--docs", "other", *INDEX, "--dry-run", "--chat-model", "gpt-4o-mini")
+    assert "llm calls: 1;" in out and "estimated tokens for gpt-4o-mini" in out and code == 2
+
+
+def test_a_schema_without_a_chat_model_says_which_is_missing(corpus, capsys, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("KG_RAG_CHAT_MODEL", raising=False)
+    Path("schema.yaml").write_text("entity_types: [PERSON]\n")
+    code, _, err = run(capsys, "index", "--docs", "docs", *INDEX, "--schema", "schema.yaml")
+    assert code == 2 and err.count("\n") == 1
+    assert "--schema is for a chat model, and none is configured: set KG_RAG_CHAT_MODEL or OPENAI_API_KEY" in err
 
 
 @pytest.mark.parametrize(
