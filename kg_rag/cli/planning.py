@@ -23,7 +23,7 @@ def extractor_kind(args: argparse.Namespace) -> str | None:
     extractor (it never starts paying for chat calls unasked). Refused before any work: ``--extractor`` where
     nothing is extracted, and the NLP extractor when spaCy or its pipeline is missing (naming every route)."""
     extracts = bool(args.docs) or bool(args.corpus and not args.openie)
-    named_model = bool(getattr(args, "chat_model", None))
+    named_model = bool(args.chat_model)
     if args.extractor and not extracts:
         raise CLIError("--extractor is for --docs and for --corpus without --openie (other inputs hold their graph)")
     if args.extractor and args.no_extract:

@@ -235,17 +235,17 @@ def _verb(p: Passage, v: int, evidence: str) -> Iterator[Triple]:
 
 
 def _as_holders(p: Passage, v: int, prep: int, subjects: list[Ref]) -> list[Ref]:
-    """Who an "as" phrase is said of: the object after a verb that puts, calls or casts its object as something
-    ("appointed Satya Nadella as CEO", "cast Cillian Murphy as Oppenheimer"; the subject neither is CEO nor
-    plays the part), the subject otherwise ("joined Microsoft as CEO")."""
+    """Who an "as" phrase is said of: the objects before it after a verb that puts, calls or casts its object as
+    something ("appointed Satya Nadella as CEO", "cast Cillian Murphy as Oppenheimer"; the subject neither is CEO
+    nor plays the part; "stars Harry Baur as Beethoven, with Jany Holt": not Jany Holt), none when the object
+    names nothing, the subject after any other verb ("joined Microsoft as CEO")."""
     d = p.doc
     if d.lower[prep] != "as" or d.lemma(v) not in PLACING_VERBS | EPITHET_VERBS | PLAYING_VERBS:
         return subjects
+    if not d.kids(v, "dobj"):
+        return subjects
     objects = [o for first in d.kids(v, "dobj") for o in conjuncts(d, first) if o < prep]
-    if not objects:
-        return [] if d.kids(v, "dobj") else subjects
-    ref = p.ref(objects[-1])  # "stars Harry Baur as Beethoven, with Jany Holt": the one "as" follows
-    return [ref] if ref is not None and not ref.is_value else []
+    return [r for o in objects for r in [p.ref(o)] if r is not None and not r.is_value]
 
 
 def _generic(p: Passage, i: int) -> bool:
@@ -322,8 +322,8 @@ def _held_roles(p: Passage, v: int, prep: int, subjects: list[Ref], evidence: st
     verb = d.lemma(v)
     if verb in EPITHET_VERBS or verb in PLAYING_VERBS:
         return
-    if verb in PLACING_VERBS and d.kids(v, "dobj"):
-        holders = [r for o in d.kids(v, "dobj") for r in refs_of(p, o)]  # none: the object is no entity
+    if verb in PLACING_VERBS:
+        holders = _as_holders(p, v, prep, subjects)  # the objects (none: no entity), else the subject
     elif verb in SUCCEEDING_VERBS and d.kids(v, "auxpass"):  # "Ballmer was succeeded by Nadella as CEO of
         holders = [*subjects, *(r for a in d.kids(v, "agent") for r in prep_objects(p, a))]  # Microsoft": both
     else:

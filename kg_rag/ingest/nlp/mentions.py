@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from kg_rag.ingest.nlp.kinds import RANKS, kind_of
 from kg_rag.ingest.nlp.parse import Parse
-from kg_rag.ingest.nlp.spans import CASE_LINKS, NOMINAL, PROPER, proper_phrases, text_of, trim
+from kg_rag.ingest.nlp.spans import CASE_LINKS, NOMINAL, PROPER, case_name, proper_phrases, text_of, trim
 from kg_rag.model.lemmas import known_word
 from kg_rag.model.names import MONTHS, canonical_key
 
@@ -151,11 +151,6 @@ def find_mentions(doc: Parse, topic: Topic | None) -> tuple[list[Mention], list[
     if again:
         kept = sorted([*kept, *again], key=lambda m: m.start)
     return kept, _inside(doc, found, kept)
-
-
-def _case_name(doc: Parse, start: int, end: int) -> bool:
-    """Whether a span is a court case's name, two parties either side of *v.* (``Plessy v. Ferguson``)."""
-    return any(doc.lower[k] in CASE_LINKS and doc.text[k - 1][:1].isupper() for k in range(start + 1, end - 1))
 
 
 def _cases(doc: Parse, found: Sequence[Mention]) -> list[Mention]:
@@ -476,7 +471,7 @@ def _non_overlapping(doc: Parse, found: Iterable[Mention]) -> list[Mention]:
         Bank Frankfurt Germany"), or a person's name with a rank ("Colonel Paul Tibbets" is Paul Tibbets) — not
         one with the given name the recogniser left out ("Tomasz Nowak", read as "Nowak")."""
         inside = [(a, b) for a, b in names if m.start <= a and b <= m.end]
-        if _case_name(doc, m.start, m.end):
+        if case_name(doc, m.start, m.end):
             return False  # "Epic Games v. Apple": one case between two parties
         if kind_of(m.name, "PERSON") != "PERSON":
             return len(inside) >= 2  # "the Engineering department": a person's name never heads a department
@@ -498,7 +493,7 @@ def _non_overlapping(doc: Parse, found: Iterable[Mention]) -> list[Mention]:
         if not m.label:
             m.label = labels.get(m.end - 1, "")
         if m.kind in ("ner", "name"):
-            m.label = "LAW" if _case_name(doc, m.start, m.end) else kind_of(m.name, m.label)
+            m.label = "LAW" if case_name(doc, m.start, m.end) else kind_of(m.name, m.label)
         for i in range(m.start, m.end):
             taken[i] = True
         kept.append(m)

@@ -101,8 +101,9 @@ def _between(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
         objects = d.kids(prep, "pobj")
         if d.lower[prep] != "between" or len(objects) != 1:
             continue
-        parties = [r for t in conjuncts(d, objects[0]) for r in [p.ref(t)] if r is not None and not r.is_value]
-        if len(conjuncts(d, objects[0])) == 2 and len(parties) == 2 and parties[0].name != parties[1].name:
+        listed = conjuncts(d, objects[0])
+        parties = [r for t in listed for r in [p.ref(t)] if r is not None and not r.is_value]
+        if len(listed) == 2 and len(parties) == 2 and parties[0].name != parties[1].name:
             yield from emit(parties[:1], predicate_of(d, [], d.lemma(n), "with"), parties[1:], evidence)
 
 

@@ -114,9 +114,19 @@ _NUMBERED = re.compile(r"(?<=[a-z] )(?:One|Two|Three|Four|Five|Six|Seven|Eight|N
 name loses its number."""
 
 
+def _word_before(m: re.Match[str]) -> str:
+    """The word before a match (the patterns ask for one and a space)."""
+    words = m.string[max(0, m.start() - 40) : m.start() - 1].split()
+    return words[-1] if words else ""
+
+
+def _named_before(word: str) -> bool:
+    """Whether a word may be a name's first part: capitalised, and no word a pronoun or count follows ("When I")."""
+    return word[:1].isupper() and word.isalpha() and word.casefold() not in _BEFORE_PRONOUN
+
+
 def _numbered(m: re.Match[str]) -> str:
-    before = m.string[max(0, m.start() - 20) : m.start() - 1].split()[-1]
-    named = before[:1].isupper() and before.isalpha() and before.casefold() not in _BEFORE_PRONOUN
+    named = _named_before(_word_before(m))
     return "Q" + "X" * (len(m.group()) - 1) if named else m.group()
 
 
@@ -136,9 +146,8 @@ def _regnal(m: re.Match[str]) -> str:
     name and a third-person verb ("Charles I was executed"). "On Monday I visited", "At Microsoft I led", "Paris
     I loved" keep their pronoun."""
     text = m.string
-    words = text[max(0, m.start() - 40) : m.start() - 1].split()
-    before = words[-1] if words else ""
-    if not (before[:1].isupper() and before.isalpha()) or before.casefold() in _BEFORE_PRONOUN:
+    before = _word_before(m)
+    if not _named_before(before):
         return "I"
     if _NUMERAL_NEXT.match(text, m.end()):
         return "V"
@@ -313,19 +322,12 @@ class Parse:
         else:
             self.text = [self.source[i : i + len(t.text)] for i, t in zip(self.idx, toks)]
             self.masked = [a != t.text for a, t in zip(self.text, toks)]
-            # a regnal numeral before a full stop is read as an initial ("Elizabeth V."): the stop is no part of it
-            self.text = [a[:-1] if m and a == "I." else a for a, m in zip(self.text, self.masked)]
-        # a one-letter designator that ends the text or its line is read as an initial ("Policy A."): the stop ends
-        # the sentence
-        for i in range(self.n):
-            t = self.text[i]
-            if (
-                len(t) == 2
-                and t[0].isupper()
-                and t[1] == "."
-                and self.source[self.idx[i] + 2 : self.idx[i] + 3] in ("", "\n")
-            ):
-                self.text[i] = t[0]
+        # a one-letter designator read as an initial, its full stop with it ("Policy A." ending the text or its line,
+        # a masked regnal "Elizabeth V."): the stop ends the sentence and is no part of the name
+        for i, t in enumerate(self.text):
+            if len(t) == 2 and t[0].isupper() and t[1] == ".":
+                if self.masked[i] or self.source[self.idx[i] + 2 : self.idx[i] + 3] in ("", "\n"):
+                    self.text[i] = t[0]
         self.lower = [t.lower() for t in self.text]
         self.tag = [t.tag_ for t in toks]
         self.pos = [t.pos_ for t in toks]

@@ -188,6 +188,11 @@ def _attributive(doc: Parse, i: int) -> bool:
     return abbreviated or named_place or doc.lemma(i + 1) in SETTLEMENTS
 
 
+def case_name(doc: Parse, start: int, end: int) -> bool:
+    """Whether a span is a court case's name, two parties either side of *v.* (``Plessy v. Ferguson``)."""
+    return any(doc.lower[k] in CASE_LINKS and doc.text[k - 1][:1].isupper() for k in range(start + 1, end - 1))
+
+
 def _separate(doc: Parse, link: int) -> bool:
     """Whether the recogniser reads the two sides of ``of`` as two entities (``Guiana Highlands of Venezuela``), not
     one (``University of Copenhagen``, where ``of`` is inside the entity)."""
