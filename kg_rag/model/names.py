@@ -297,7 +297,7 @@ a form: the *Stock Plan Group* is a team, not the *Stock Plan*.) Dots are ignore
 _ARTICLES = ("the", "a", "an")
 
 
-def _form(word: str) -> bool:
+def legal_form_word(word: str) -> bool:
     """Whether a word is a legal form as a name writes one: capitalised, and a two-letter form in capitals or with a
     dot (*AS*, *Co.*; not the *As* of "Also Known As")."""
     bare = word.replace(".", "")
@@ -307,10 +307,10 @@ def _form(word: str) -> bool:
 
 
 def legal_form(name: str) -> bool:
-    """Whether a name ends in a legal form (:func:`_form`: *Rank Holdings*, not the *Vilnius group* of countries)
-    after at least one word of its own."""
+    """Whether a name ends in a legal form (:func:`legal_form_word`: *Rank Holdings*, not the *Vilnius group* of
+    countries) after at least one word of its own."""
     words = name.replace(",", " ").split()
-    return len(words) >= 2 and _form(words[-1])
+    return len(words) >= 2 and legal_form_word(words[-1])
 
 
 def short_form(name: str) -> str | None:
@@ -319,11 +319,11 @@ def short_form(name: str) -> str | None:
     if not legal_form(name) or any(ch in name for ch in "()[]"):
         return None  # "Chengdu) Co., Ltd.": a name the text broke off
     words = name.replace(",", " ").split()
-    while len(words) > 1 and (_form(words[-1]) or words[-1] in ("&", "and")):
+    while len(words) > 1 and (legal_form_word(words[-1]) or words[-1] in ("&", "and")):
         words.pop()
     if words and words[0].casefold() in _ARTICLES:
         words = words[1:]
-    if not words or _form(words[-1]) or not any(ch.isalpha() for ch in words[-1]):
+    if not words or legal_form_word(words[-1]) or not any(ch.isalpha() for ch in words[-1]):
         return None  # "Co. Ltd": nothing but a legal form
     return " ".join(words)
 

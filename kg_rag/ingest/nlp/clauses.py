@@ -173,6 +173,9 @@ def _verb(p: Passage, v: int, evidence: str) -> Iterator[Triple]:
             dep = "prep"
         if ruled_out and dep not in ("prep", "agent"):
             continue
+        if dep in ("oprd", "dobj") and d.kids(v, "auxpass") and _role_name(p, c):  # "was elected President of Mexico":
+            yield from _complement_role(p, subjects, c, predicate_of(d, group), evidence)  # the role, held of Mexico
+            continue
         if dep in ("dobj", "dative", "appos") or (dep == "oprd" and c != complement):
             listed = listed_names(p, c)
             if listed:  # "had four members: A, B and C"

@@ -34,6 +34,12 @@ ORGANISATION_HEADS = frozenset(
 """Head nouns of organisations; a name that ends in a legal form (*Chippewa Salt Company*,
 :func:`~kg_rag.model.names.legal_form`) is one too."""
 
+DOCUMENT_HEADS = frozenset(
+    """policy procedure standard standards act regulation directive guideline guidelines code plan programme program
+    agreement framework charter protocol handbook manual""".split()
+)
+"""Head nouns of a named document or scheme (*Travel and Expense Policy*, *Gifts and Hospitality Procedure*)."""
+
 UNITS = frozenset("department division unit".split())
 """Organisation heads that also name administrative divisions (*Montevideo Department*): they only correct a person
 (*the Engineering department*, which the recogniser reads as a person's name)."""
@@ -100,6 +106,6 @@ RANKS = HONORIFICS | frozenset(
     """lieutenant sergeant admiral major commander marshal brigadier corporal private chief bishop archbishop cardinal
     pope emperor empress sultan duke duchess earl count countess baron baroness sheikh emir chancellor minister
     professor prof doctor coach pastor rabbi imam sister brother uncle aunt agent officer detective inspector
-    constable premier senior junior""".split()
+    constable premier senior junior sheriff deputy""".split()
 )
 """Words that may stand before a person's name without being part of it: titles, ranks, offices, kin."""

@@ -25,11 +25,11 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from kg_rag.ingest.nlp.kinds import RANKS, kind_of
+from kg_rag.ingest.nlp.kinds import DOCUMENT_HEADS, OFFICES, ORGANISATION_HEADS, RANKS, kind_of
 from kg_rag.ingest.nlp.parse import Parse
 from kg_rag.ingest.nlp.spans import CASE_LINKS, NOMINAL, PROPER, case_name, proper_phrases, text_of, trim
 from kg_rag.model.lemmas import known_word
-from kg_rag.model.names import MONTHS, canonical_key
+from kg_rag.model.names import MONTHS, canonical_key, legal_form_word
 
 LABELS = {
     "PERSON": "PERSON",
@@ -146,7 +146,7 @@ def find_mentions(doc: Parse, topic: Topic | None) -> tuple[list[Mention], list[
     found += [_with_article(doc, m) for m in (*_entities(doc), *names)]
     found += _cases(doc, found)
     found = _full_names(doc, [m for m in found if not _a_kind(doc, m) and not _time_zone(doc, m)], topic)
-    kept = _joined_values(doc, _non_overlapping(doc, found))
+    kept = _shared_heads(doc, _legal_forms(doc, _joined_values(doc, _non_overlapping(doc, found))))
     again = _named_again(doc, kept)
     if again:
         kept = sorted([*kept, *again], key=lambda m: m.start)
@@ -193,6 +193,67 @@ def _joined_values(doc: Parse, kept: list[Mention]) -> list[Mention]:
             and doc.lower[last.end - 1] != doc.lower[m.end - 1]  # a smaller unit: "5 tonnes and 3 tonnes" are two
         ):
             out[-1] = Mention(last.start, m.end, text_of(doc, last.start, m.end), m.label, m.kind)
+        else:
+            out.append(m)
+    return out
+
+
+CONNECTORS = frozenset({"and", "&"})
+
+
+def _shared_heads(doc: Parse, kept: list[Mention]) -> list[Mention]:
+    """One name of a body or a document whose capitalised words are joined by *and* before its head noun: "the
+    Travel and Expense Policy", "the Audit and Risk Committee" (the parse reads "Travel" and "Expense Policy" as two
+    things). Only after *the*, and only with a head that names a document or a body (:data:`DOCUMENT_HEADS`,
+    :data:`ORGANISATION_HEADS`): "Oswego and Pulaski" stay two places."""
+    heads = DOCUMENT_HEADS | ORGANISATION_HEADS
+    merged: list[Mention] = []
+    for i in range(doc.n - 3):
+        if doc.lower[i] != "the":
+            continue
+        j = i + 1
+        while j < doc.sent_end(i) and (doc.title[j] or (doc.lower[j] in CONNECTORS and j > i + 1)):
+            j += 1
+        end = j
+        while end > i + 1 and doc.lower[end - 1] not in heads:
+            end -= 1
+        run = range(i + 1, end)
+        if end - i < 4 or not any(doc.lower[k] in CONNECTORS for k in run) or doc.lower[end - 2] in CONNECTORS:
+            continue
+        last = max(k for k in run if doc.lower[k] in CONNECTORS)
+        if any(doc.lower[k] in heads for k in range(i + 1, last)):
+            continue  # "the British Film Institute and American Film Institute": two names, each with its head
+        if any(m.is_value and m.start < end and i < m.end for m in kept) or not doc.title[end - 1]:
+            continue
+        if any(m.start < i + 1 < m.end or m.start < end < m.end for m in kept):
+            continue  # a longer name runs across either end
+        merged.append(Mention(i + 1, end, text_of(doc, i + 1, end), kind_of(text_of(doc, i + 1, end), ""), "name"))
+    if not merged:
+        return kept
+    inside = [m for m in kept if not any(g.start <= m.start and m.end <= g.end for g in merged)]
+    return sorted([*inside, *merged], key=lambda m: m.start)
+
+
+def _legal_forms(doc: Parse, kept: list[Mention]) -> list[Mention]:
+    """A company's legal form written after its name is part of that name, also after a comma or an ampersand's
+    *Co.*: "Quillon Software, Inc.", "Goldman Sachs & Co. LLC". Alone, *Inc.* or *LLC* would be one entity for
+    every company so written."""
+    out: list[Mention] = []
+    for m in kept:
+        last = out[-1] if out else None
+        gap = range(last.end, m.start) if last is not None else range(0)
+        if (
+            last is not None
+            and m.kind in ("ner", "name")
+            and all(legal_form_word(w) for w in doc.text[m.start : m.end])
+            and last.kind in ("ner", "name", "topic", "quote")
+            and not last.is_value
+            and last.label in ("", "ORGANIZATION")
+            and all(doc.text[i] == "," for i in gap)
+            and len(gap) <= 1
+            and (doc.sent_of[last.start] == doc.sent_of[m.start] or doc.text[last.end - 1].endswith("."))
+        ):  # (the splitter may end a sentence at "Co.")
+            out[-1] = Mention(last.start, m.end, text_of(doc, last.start, m.end), "ORGANIZATION", last.kind)
         else:
             out.append(m)
     return out
@@ -513,8 +574,21 @@ def _given_name(doc: Parse, m: Mention, person: tuple[int, int]) -> bool:
     if person != (m.start + 1, m.end) or person[1] - person[0] != 1:
         return False
     word = doc.text[m.start]
-    common = word.casefold() in RANKS or known_word(word.casefold())  # "Chairman Mao", "Sheriff Taylor"
-    return word.isalpha() and word[:1].isupper() and not common and person_like(text_of(doc, m.start, m.end))
+    return word.isalpha() and word[:1].isupper() and not title_word(word) and person_like(text_of(doc, m.start, m.end))
+
+
+AGENT_ENDINGS = ("man", "woman", "person", "er", "or", "ist", "ary", "ess", "ent", "ant", "ian", "eer", "ee")
+"""Endings of English agent nouns (*chairman*, *manager*, *senator*, *economist*, *secretary*, *president*): how a
+common word names what a person does, and so can stand as a title before a name."""
+
+
+def title_word(word: str) -> bool:
+    """Whether a capitalised word before a surname is a title: a rank, honorific or office, or a dictionary word that
+    is an agent noun ("Chairman Mao", "Sheriff Taylor", "Striker Kane"). A dictionary word of another shape is a given
+    name ("Ana Souza", "Will Grace", "Rose Kennedy"): English forms the nouns for a person's role with an agent
+    ending, and a given name rarely has one."""
+    w = word.casefold()
+    return w in RANKS or w in OFFICES or (known_word(w) and w.endswith(AGENT_ENDINGS) and len(w) > 4)
 
 
 _NOT_PEOPLE = frozenset(

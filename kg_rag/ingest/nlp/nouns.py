@@ -254,10 +254,18 @@ def _held_role(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
     owner_tok = d.kid(n, "poss")
     if owner_tok is not None and (d.tag[owner_tok] != "PRP$" or p.ref(owner_tok) is not None):
         return  # the owner's attribute (:func:`_owned_role`); "our Chief Financial Officer, Mary Ortiz" has none
-    if owner_tok is None and not any(d.lower[t] == "the" for t in d.kids(n, "det")):
+    preps = [c for w in range(m.start, m.end) for c in d.kids(w, "prep") if not m.start <= c < m.end]
+    owned = [c for c in preps if d.lower[c] == "of"]
+    set_off = d.dep[n] == "appos" and m.start > 0 and d.text[m.start - 1] == ","
+    if owner_tok is None and not any(d.lower[t] == "the" for t in d.kids(n, "det")) and not (owned and set_off):
         return  # "Jeff Colyer Lieutenant Governor": a flattened table, not an apposition
-    if any(not m.start <= c < m.end for w in range(m.start, m.end) for c in d.kids(w, "prep")):
-        return  # "Jacob Zuma, the President of South Africa": the role's owner says more (its own relation)
+    if preps:  # "Jacob Zuma, the President of South Africa", "Tomasz Nowak, CEO of Veltrix": the owner's role
+        if d.dep[n] == "appos":
+            words = [i for i in range(m.start, m.end) if d.alpha[i] and d.lower[i] not in ARTICLES]
+            for prep in owned:  # a recognised owner: "Secretary of State for War" is an office's own name
+                owners = [r for r in prep_objects(p, prep) if r.label and not r.is_value]
+                yield from emit(_holders(p, n), predicate_of(d, [], "is", *words, prep), owners, evidence)
+        return
     yield from emit(_holders(p, n), "serves as", [Ref(role.name, "ROLE")], evidence)
 
 

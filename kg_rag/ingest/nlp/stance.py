@@ -84,9 +84,12 @@ host", report what followed, and their complement is read as stated.)"""
 
 
 def negated(d: Parse, t: int) -> bool:
-    """A noun written after "not" that no verb's negation governs: the alternative a sentence rules out
-    ("Salesforce, not Microsoft, acquired Slack"; "not Microsoft" after *is* is the clause's own negation)."""
+    """A noun written after "not" that no verb's negation governs, or after "instead of" or "rather than": the
+    alternative a sentence rules out ("Salesforce, not Microsoft, acquired Slack"; "reports to Meera Iyer instead of
+    Paul Grant"; "not Microsoft" after *is* is the clause's own negation)."""
     k = d.left_edge(t) - 1
+    if k >= 1 and (d.lower[k - 1], d.lower[k]) in (("instead", "of"), ("rather", "than")):
+        return True
     return k >= 0 and d.lower[k] in ("not", "never") and d.pos[d.head[k]] not in ("VERB", "AUX")
 
 

@@ -29,6 +29,16 @@ def names(result):
         ("The album was released by The Beatles in 1969.", {"The Beatles"}),  # the article that is part of a name
         ("Directive 2023-07 supersedes Directive 2019-03.", {"Directive 2023-07", "Directive 2019-03"}),
         ("It is known as the Pax Romana, or ``Roman Peace ''.", {"Roman Peace"}),  # LaTeX-style quotes
+        ("Ana Souza founded Keel Labs.", {"Ana Souza"}),  # a given name the dictionary knows (*ana*)
+        (
+            "Quillon Software, Inc. hired Goldman Sachs & Co. LLC.",
+            {"Quillon Software, Inc.", "Goldman Sachs & Co. LLC"},
+        ),
+        ("The Travel and Expense Policy applies to all staff.", {"Travel and Expense Policy"}),  # one name, one head
+        (  # two names, each with its head
+            "A copy is kept at the British Film Institute and American Film Institute.",
+            {"British Film Institute", "American Film Institute"},
+        ),
     ],
 )
 def test_names(extractor, text, wanted):

@@ -865,6 +865,55 @@ SHAPES = [
         {("Chairman Mao", "MET", "Tomasz Nowak")},
     ),
     (
+        "a legal form after a comma or an ampersand's Co. is part of the company's name",
+        None,
+        "Goldman Sachs & Co. LLC advised Quillon Software, Inc. on the sale.",
+        {("Goldman Sachs & Co. LLC", "ADVISED", "Quillon Software, Inc.")},
+        {("LLC", "ADVISED", "Quillon Software, Inc."), ("Goldman Sachs & Co. LLC", "ADVISED", "Inc.")},
+    ),
+    (
+        "a role of an owner in apposition, with or without 'the'",
+        None,
+        "Jacob Zuma, the President of South Africa, visited Oslo. Tomasz Nowak, CEO of Veltrix, signed the report.",
+        {("Jacob Zuma", "PRESIDENT_OF", "South Africa"), ("Tomasz Nowak", "CEO_OF", "Veltrix")},
+        set(),
+    ),
+    (
+        "a passive's role complement is held of its owner",
+        None,
+        "Claudia Sheinbaum was elected President of Mexico in June 2024. Gustav was crowned King of Sweden.",
+        {("Claudia Sheinbaum", "PRESIDENT_OF", "Mexico"), ("Gustav", "KING_OF", "Sweden")},
+        {("Claudia Sheinbaum", "WAS_ELECTED", "President"), ("Gustav", "WAS_CROWNED", "King")},
+    ),
+    (
+        "what 'instead of' names is ruled out",
+        None,
+        "Following the reorganization, the QA team reports to Meera Iyer instead of Paul Grant.",
+        {("QA team", "REPORTS_TO", "Meera Iyer")},
+        {("QA team", "REPORTS_OF", "Paul Grant"), ("QA team", "REPORTS_TO", "Paul Grant")},
+    ),
+    (
+        "one name of a document or body whose words 'and' joins before its head",
+        None,
+        "The Anti-Bribery Policy is supplemented by the Gifts and Hospitality Procedure. The Audit and Risk Committee "
+        "approved the Remote Work Policy.",
+        {
+            ("Anti-Bribery Policy", "SUPPLEMENTED_BY", "Gifts and Hospitality Procedure"),
+            ("Audit and Risk Committee", "APPROVED", "Remote Work Policy"),
+        },
+        {
+            ("Anti-Bribery Policy", "SUPPLEMENTED_BY", "Hospitality Procedure"),
+            ("Committee", "APPROVED", "Remote Work Policy"),
+        },
+    ),
+    (
+        "a given name that is a dictionary word is no title; an agent noun is",
+        None,
+        "Ana Souza founded Keel Labs. Sheriff Taylor arrested Otis Campbell.",
+        {("Ana Souza", "FOUNDED", "Keel Labs"), ("Taylor", "ARRESTED", "Otis Campbell")},
+        {("Souza", "FOUNDED", "Keel Labs"), ("Sheriff Taylor", "ARRESTED", "Otis Campbell")},
+    ),
+    (
         "bulleted list after a colon",
         None,
         "Veltrix Systems owns the following subsidiaries:\n\n- Nordlys Software\n- Calder Instruments\n"
