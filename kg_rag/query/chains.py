@@ -121,10 +121,12 @@ def relation_paths(
     asked_all = chosen.asked if chosen.asked is not None else np.zeros(len(chosen), dtype=bool)
     edges, score, asked, rank = chosen.edges, chosen.score, asked_all, chosen.chunk_rank
     sure = score >= PATH_STEP_FLOOR * top
+    off = list(chosen.backwards.tolist()) if chosen.backwards is not None else [False] * len(edges)
     direction = ws.edge_filter.direction
     extend = asks_for_end(ws.text) and bool(asked.any())
     if extend:
         edges, score, sure, asked, rank = _chain_links(ws, edges, score, sure, asked, rank)
+        off += [False] * (len(edges) - len(off))
     joins = same_thing(ws.view, edges.ids, edges.src, edges.dst)
     ranks = rank.tolist()
     adjacency: dict[int, list[tuple[int, int, bool]]] = {}
@@ -152,7 +154,7 @@ def relation_paths(
         limit = CHAIN_BOUND if extend and steps and asked[steps[-1][0]] else p.max_hops
         if len(steps) < limit:
             for i, nxt, fwd in adjacency.get(node, ()):
-                if nxt in visited:
+                if nxt in visited or off[i]:  # "Who founded Publix?": no step along what Publix founded
                     continue
                 if len(steps) >= p.max_hops and not _continues_chain(edges, steps, i, fwd):
                     continue  # past max_hops only a chain of one asked type goes on

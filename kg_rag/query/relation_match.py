@@ -18,7 +18,7 @@ from kg_rag.model.lemmas import lemma
 from kg_rag.model.names import CURATED_PASSIVES, DEFAULT_RELATION_PATTERNS, canonical_key
 from kg_rag.model.predicates import FUNCTION_WORDS, PREPOSITIONS, analyse, tokens
 
-_STOP = frozenset(
+STOP_WORDS = frozenset(
     """a an the of in on at to for and or is was are were be been by with from as it its this that who what
     which when where why how whom whose did does do has have had not no yes he she they them his her their i
     you we us one two also than then there here many much name named kind type year years time same other
@@ -53,7 +53,7 @@ def question_relation_words(question: str, named: Iterable[str] = ()) -> frozens
     words = set()
     for w in tokens(question):
         w = w[:-2] if w.endswith(("'s", "’s")) else w
-        if len(w) < 3 or w in _STOP or w in named_words or w.isdigit():
+        if len(w) < 3 or w in STOP_WORDS or w in named_words or w.isdigit():
             continue
         words.add(lemma(w))
         words.update(RELATION_NOUNS.get(w, ()))
@@ -62,7 +62,7 @@ def question_relation_words(question: str, named: Iterable[str] = ()) -> frozens
 
 @lru_cache(maxsize=65536)
 def _type_words(relation_type: str) -> frozenset[str]:
-    words = {lemma(w) for w in relation_type.lower().split("_") if len(w) >= 3 and w not in _STOP}
+    words = {lemma(w) for w in relation_type.lower().split("_") if len(w) >= 3 and w not in STOP_WORDS}
     words.discard("")
     return frozenset(words | _CURATED.get(relation_type, set()))
 

@@ -11,6 +11,8 @@ import numpy as np
 from kg_rag.model.predicates import inverse_types
 from kg_rag.model.results import RelationRow, ScoredEntity
 from kg_rag.query.params import QueryParams
+from kg_rag.query.relation_match import matches
+from kg_rag.query.roles import reads_backwards
 from kg_rag.query.seeds import Seeds
 from kg_rag.query.workspace import Workspace
 from kg_rag.store.base import EdgeSet, Pairs
@@ -85,6 +87,9 @@ class ScoredRelations:
     """Rank of the best returned chunk that evidences it (-1: none, e.g. a matched fact)."""
     asked: np.ndarray | None = None
     """Whether the question asks for its type (see :mod:`kg_rag.query.relation_match`)."""
+    backwards: np.ndarray | None = None
+    """Whether it has an entity the question names at the end the question's grammar rules out
+    (:func:`backwards_relations`)."""
 
     def __len__(self) -> int:
         return len(self.edges)
@@ -171,7 +176,8 @@ def score_relations(
     pool = max(p.max_relations, p.max_paths, RELATION_POOL)
     chosen = chosen[np.lexsort((all_edges.ids[chosen], -score[chosen]))][:pool]
     ranks = np.asarray([best_rank.get(int(e), -1) for e in all_edges.ids[chosen]], dtype=I64)
-    return ScoredRelations(all_edges.take(chosen), score[chosen], ranks, asked[chosen] > 0)
+    edges = all_edges.take(chosen)
+    return ScoredRelations(edges, score[chosen], ranks, asked[chosen] > 0, backwards_relations(ws, edges))
 
 
 RELATION_POOL = 25
@@ -194,10 +200,31 @@ def asked_relations(ws: Workspace, edges: EdgeSet, p: QueryParams) -> np.ndarray
         names = edges.type_names
         asks = ws.asks_for({names[t] for t in set(edges.type_id.tolist())})
         out = np.asarray([asks[names[t]] for t in edges.type_id.tolist()], dtype=bool)
+        out &= ~backwards_relations(ws, edges)
     if ws.asks_value and len(edges):
         ends = np.unique(np.concatenate([edges.src, edges.dst]))
         values = ends[ws.value_answers(ends)]  # "how many districts": "4 congressional districts", not a year
         out |= np.isin(edges.src, values) | np.isin(edges.dst, values)
+    return out
+
+
+def backwards_relations(ws: Workspace, edges: EdgeSet) -> np.ndarray:
+    """Which edges have an entity the question names at the end its role rules out (:attr:`Workspace.roles`):
+    "Who founded Publix?" asks for ``X -[FOUNDED]-> Publix``, and ``Publix -[FOUNDED]-> Y`` answers what Publix
+    founded (:func:`~kg_rag.query.roles.reads_backwards`). Direction is meaning on the question's side
+    too: such an edge is not of the asked kind, and no path steps along it."""
+    out = np.zeros(len(edges), dtype=bool)
+    roles = ws.roles
+    if not roles or not len(edges):
+        return out
+    names = edges.type_names
+    near = np.isin(edges.src, list(roles)) | np.isin(edges.dst, list(roles))
+    for i in np.flatnonzero(near).tolist():
+        rtype = names[int(edges.type_id[i])]
+        for handle, at_source in ((int(edges.src[i]), True), (int(edges.dst[i]), False)):
+            said = [role for word, role in roles.get(handle, {}).items() if matches(frozenset({word}), rtype)]
+            if said and all(reads_backwards(rtype, at_source, role) for role in said):
+                out[i] = True
     return out
 
 

@@ -29,6 +29,7 @@ from kg_rag.query.chains import path_anchors, paths_and_rows, relation_paths
 from kg_rag.query.limits import suggest_entities, unknown_name
 from kg_rag.query.params import QueryParams
 from kg_rag.query.relation_match import asks_for_value, counted_words, question_relation_words
+from kg_rag.query.roles import question_roles
 from kg_rag.query.seeds import Seeds, match_seeds, names_entity, resolve_names, unmatched_reason
 from kg_rag.query.select import HUB_MENTIONS, score_relations, select_entities, unsure_ranks
 from kg_rag.query.strategies import StrategyInput, StrategyOutput
@@ -155,8 +156,11 @@ def run_seeds(s: QueryState) -> None:
         _earlier_names(s)
     if s.params.select.relation_match > 0:
         proper = np.fromiter(s.seeds.proper, dtype=I64, count=len(s.seeds.proper))
-        named = [e.name for e in s.view.entities(proper) if e]
+        records = [(int(h), e) for h, e in zip(proper.tolist(), s.view.entities(proper)) if e]
+        named = [e.name for _, e in records]
         ws.relation_words = question_relation_words(s.text, named)
+        roles = question_roles(s.text, named)
+        ws.roles = {h: roles[e.key] for h, e in records if e.key in roles}
         ws.asks_value = asks_for_value(s.text)
         ws.counted = counted_words(s.text)
 

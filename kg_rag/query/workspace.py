@@ -145,6 +145,9 @@ class Workspace:
     chunks: HandleSpace = field(default_factory=HandleSpace)
     relation_words: frozenset[str] = frozenset()
     """Lemmas of the question's words that can name a relation (``born``, ``spouse``, ``replace``)."""
+    roles: dict[int, dict[str, str]] = field(default_factory=dict)
+    """For the entities the question names (by handle), the part each plays in an asked relation, by relation word
+    (:func:`~kg_rag.query.roles.question_roles`): "Who founded Publix?" makes *Publix* the patient."""
     asks_value: bool = False
     """Whether the question asks for a date or a quantity (:func:`~kg_rag.query.relation_match.asks_for_value`)."""
     counted: frozenset[str] = frozenset()
