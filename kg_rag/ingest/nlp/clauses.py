@@ -27,12 +27,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kg_rag.ingest.nlp.nouns import EVENTS, after_noun, has_doer, lifespans, noun, places
+from kg_rag.ingest.nlp.nouns import EVENTS, FORMER, after_noun, has_doer, lifespans, noun, places
 from kg_rag.ingest.nlp.parse import Parse, paragraph_start
 from kg_rag.ingest.nlp.refs import (
     COPULAS,
     NAMING,
+    PLACING_VERBS,
     SUBJECTS,
+    SUCCEEDING_VERBS,
     Passage,
     Ref,
     conjuncts,
@@ -173,8 +175,9 @@ def _verb(p: Passage, v: int, evidence: str) -> Iterator[Triple]:
             dep = "prep"
         if ruled_out and dep not in ("prep", "agent"):
             continue
-        if dep in ("oprd", "dobj") and d.kids(v, "auxpass") and _role_name(p, c):  # "was elected President of Mexico":
-            yield from _complement_role(p, subjects, c, predicate_of(d, group), evidence)  # the role, held of Mexico
+        if dep in ("oprd", "dobj") and _held_complement(p, v, c):  # "was elected President of Mexico": the role,
+            for role in [c, *(k for k in d.kids(c, "conj") if _role_name(p, k))]:  # held of Mexico ("and later
+                yield from _complement_role(p, subjects, role, predicate_of(d, group), evidence)  # Governor of X")
             continue
         if dep in ("dobj", "dative", "appos") or (dep == "oprd" and c != complement):
             listed = listed_names(p, c)
@@ -342,15 +345,8 @@ def _held_roles(p: Passage, v: int, prep: int, subjects: list[Ref], evidence: st
                 yield from emit(holders, predicate_of(d, [], "is", *role_words(d, role), "of"), owners, evidence)
 
 
-PLACING_VERBS = frozenset(
-    "elect appoint name nominate confirm choose select install designate hire crown proclaim ordain inaugurate "
-    "reappoint re-elect".split()
-)
-"""Verbs that put their object in a role ("elected X as president of Y"): the object holds the role "as" names."""
 MOTION = frozenset("come go move fly return travel head sail drive walk run get turn look".split())
 """Verbs that "back" gives a direction, not another meaning."""
-SUCCEEDING_VERBS = frozenset("succeed replace".split())
-"""Verbs whose "as" role the successor takes from its predecessor: both held it."""
 EPITHET_VERBS = frozenset("know call dub nickname regard consider describe refer hail remember see style".split())
 """Verbs whose "as" gives what someone is called, not a position held ("known as the father of the nation")."""
 PLAYING_VERBS = frozenset("star play portray cast voice appear feature act".split())
@@ -372,6 +368,22 @@ def _one_of(d: Parse, i: int) -> int:
         if kind is not None and d.pos[kind] == "NOUN":
             return kind
     return i
+
+
+SURE_AUX = frozenset("was were is are been be has have had".split())
+"""Auxiliaries of a passive that says it happened ("was elected", "has been appointed"); a modal ("may be
+elected") or a negation ("was not elected") says it did not, or not yet."""
+
+
+def _held_complement(p: Passage, v: int, c: int) -> bool:
+    """Whether a passive's role complement is a role its subject now holds of an owner ("was elected President of
+    Mexico"): a role name (:func:`_role_name`), after a passive that says it happened."""
+    d = p.doc
+    if not d.kids(v, "auxpass") or d.kids(v, "neg") or not _role_name(p, c):
+        return False
+    if any(d.lower[w] in FORMER for w in range(d.left_edge(c), c)):
+        return False  # "was named former CEO of Meridian"
+    return all(d.lower[a] in SURE_AUX for a in d.kids(v, "aux", "auxpass"))
 
 
 def _role_name(p: Passage, i: int) -> bool:

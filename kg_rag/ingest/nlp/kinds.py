@@ -106,6 +106,7 @@ RANKS = HONORIFICS | frozenset(
     """lieutenant sergeant admiral major commander marshal brigadier corporal private chief bishop archbishop cardinal
     pope emperor empress sultan duke duchess earl count countess baron baroness sheikh emir chancellor minister
     professor prof doctor coach pastor rabbi imam sister brother uncle aunt agent officer detective inspector
-    constable premier senior junior sheriff deputy""".split()
+    constable premier senior junior sheriff deputy attorney principal nurse tsar czar shah prophet dame pharaoh
+    ayatollah warden magistrate chef representative""".split()
 )
 """Words that may stand before a person's name without being part of it: titles, ranks, offices, kin."""

@@ -221,8 +221,9 @@ def _shared_heads(doc: Parse, kept: list[Mention]) -> list[Mention]:
         if end - i < 4 or not any(doc.lower[k] in CONNECTORS for k in run) or doc.lower[end - 2] in CONNECTORS:
             continue
         last = max(k for k in run if doc.lower[k] in CONNECTORS)
-        if any(doc.lower[k] in heads for k in range(i + 1, last)):
-            continue  # "the British Film Institute and American Film Institute": two names, each with its head
+        if any(doc.lower[k] in heads or doc.lower[k] in OFFICES for k in range(i + 1, last)):
+            continue  # "the British Film Institute and American Film Institute", "the Controller and Finance
+            # Committee": two names, each with its head
         if any(m.is_value and m.start < end and i < m.end for m in kept) or not doc.title[end - 1]:
             continue
         if any(m.start < i + 1 < m.end or m.start < end < m.end for m in kept):
@@ -237,7 +238,9 @@ def _shared_heads(doc: Parse, kept: list[Mention]) -> list[Mention]:
 def _legal_forms(doc: Parse, kept: list[Mention]) -> list[Mention]:
     """A company's legal form written after its name is part of that name, also after a comma or an ampersand's
     *Co.*: "Quillon Software, Inc.", "Goldman Sachs & Co. LLC". Alone, *Inc.* or *LLC* would be one entity for
-    every company so written."""
+    every company so written. The form makes the name a company's, whatever the recogniser took it for ("Harborline,
+    LLC" read as a place), but after a person's or a place's name only a form no title or state shares ("Pam Bondi,
+    AG" is the attorney general; "Norway, AS" may be American Samoa)."""
     out: list[Mention] = []
     for m in kept:
         last = out[-1] if out else None
@@ -246,14 +249,15 @@ def _legal_forms(doc: Parse, kept: list[Mention]) -> list[Mention]:
             last is not None
             and m.kind in ("ner", "name")
             and all(legal_form_word(w) for w in doc.text[m.start : m.end])
+            and (last.label not in ("PERSON", "LOCATION") or len(doc.text[m.start].replace(".", "")) > 2)
             and last.kind in ("ner", "name", "topic", "quote")
             and not last.is_value
-            and last.label in ("", "ORGANIZATION")
             and all(doc.text[i] == "," for i in gap)
             and len(gap) <= 1
             and (doc.sent_of[last.start] == doc.sent_of[m.start] or doc.text[last.end - 1].endswith("."))
         ):  # (the splitter may end a sentence at "Co.")
-            out[-1] = Mention(last.start, m.end, text_of(doc, last.start, m.end), "ORGANIZATION", last.kind)
+            label = last.label if last.label == "LAW" else "ORGANIZATION"  # a case: "Acme, Inc. v. Veltrix, LLC"
+            out[-1] = Mention(last.start, m.end, text_of(doc, last.start, m.end), label, last.kind)
         else:
             out.append(m)
     return out
@@ -308,6 +312,7 @@ def _inside(doc: Parse, found: Sequence[Mention], kept: Sequence[Mention]) -> li
         for m in found
         if m.kind == "ner"
         and m.label in INNER
+        and not all(legal_form_word(w) for w in doc.text[m.start : m.end])  # "LLC" in "Goldman Sachs & Co. LLC"
         and (m.start, m.end) not in taken
         and any(k.start <= m.start and m.end <= k.end for k in kept)
     ]
@@ -569,8 +574,8 @@ def _described(doc: Parse, m: Mention, person: tuple[int, int]) -> bool:
 
 def _given_name(doc: Parse, m: Mention, person: tuple[int, int]) -> bool:
     """Whether a proper-noun phrase is a recognised person's name with one more capitalised word before it that
-    is no title, rank or other common word (a dictionary's): a given name the recogniser cut off ("Tomasz Nowak"
-    read as "Nowak"; not "Chairman Mao", "Deputy Nowak")."""
+    is no title (:func:`title_word`): a given name the recogniser cut off ("Tomasz Nowak" and "Ana Souza" read as
+    "Nowak", "Souza"; not "Chairman Mao", "Deputy Nowak")."""
     if person != (m.start + 1, m.end) or person[1] - person[0] != 1:
         return False
     word = doc.text[m.start]

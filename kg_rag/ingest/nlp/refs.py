@@ -599,6 +599,9 @@ def subjects_of(p: Passage, v: int, depth: int = 0) -> list[Ref]:
     works = [o for o in d.kids(h, "dobj") if o < v] if d.lemma(h) in WORK_VERBS and d.kids(v, "dobj") else []
     if dep == "advcl" and d.tag[v] == "VBG" and d.lemma(v) in WORK_PARTICIPLES and works:  # "directed
         return [r for o in works[-1:] for r in refs_of(p, o)]  # Oppenheimer, starring Cillian Murphy": the film
+    appointees = d.kids(h, "dobj") if d.lemma(h) in PLACING_VERBS else []
+    if dep == "advcl" and d.tag[v] == "VBG" and d.lemma(v) in SUCCEEDING_VERBS and appointees:  # "appointed
+        return _placed_person(p, appointees[0])  # Gabriel Attal prime minister, replacing Élisabeth Borne": Attal
     if dep == "advcl" and d.tag[v] in ("VBN", "VBG"):
         return subjects_of(p, h, depth + 1)
     if dep == "advcl" and d.tag[v] == "VB" and d.lemma(h) in IMPLICATIVE and d.kids(v, "aux") and d.kids(h, "prt"):
@@ -609,6 +612,15 @@ def subjects_of(p: Passage, v: int, depth: int = 0) -> list[Ref]:
             return []  # "stopped Bob from joining Globex", "thanked Kwame for helping": not who stopped, thanked
         return subjects_of(p, d.head[h], depth + 1)  # "joined X after leaving Contoso": who joined, left
     return []
+
+
+def _placed_person(p: Passage, o: int) -> list[Ref]:
+    """Who a placing verb's object puts in a role: the object's name, or the person the parse hung on the role noun
+    ("appointed Gabriel Attal prime minister" reads *Attal* as a modifier of *minister*)."""
+    refs = refs_of(p, o)
+    if refs:
+        return refs
+    return [r for c in p.doc.kids(o, "nmod", "compound") for r in [p.ref(c)] if r is not None and r.label == "PERSON"]
 
 
 def _placed_thing(d: Parse, h: int, v: int) -> int | None:
@@ -634,6 +646,13 @@ WORK_VERBS = frozenset(
 )
 """Verbs whose object is a work, which a following "starring ..." describes."""
 
+PLACING_VERBS = frozenset(
+    "elect appoint name nominate confirm choose select install designate hire crown proclaim ordain inaugurate "
+    "reappoint re-elect".split()
+)
+"""Verbs that put their object in a role ("elected X as president of Y"): the object holds the role "as" names."""
+SUCCEEDING_VERBS = frozenset("succeed replace".split())
+"""Verbs whose "as" role the successor takes from its predecessor: both held it."""
 PURPOSE_VERBS = frozenset("leave left quit depart exit abandon resign sell buy acquire use borrow spend".split())
 """Verbs (and "left", which the lemmatiser reads as the adjective) whose infinitive after an object says why the
 subject acted ("left Mercedes to join Ferrari", "sold the unit to focus on chips"); after others the object does

@@ -886,6 +886,66 @@ SHAPES = [
         {("Claudia Sheinbaum", "WAS_ELECTED", "President"), ("Gustav", "WAS_CROWNED", "King")},
     ),
     (
+        "a successor after a placing verb is its object",
+        None,
+        "Emmanuel Macron appointed Gabriel Attal prime minister, replacing Élisabeth Borne. Acme hired Maria Chen in "
+        "2020, replacing Tom Hale.",
+        {("Gabriel Attal", "SUPERSEDES", "Élisabeth Borne"), ("Maria Chen", "SUPERSEDES", "Tom Hale")},
+        {("Emmanuel Macron", "SUPERSEDES", "Élisabeth Borne"), ("Acme", "SUPERSEDES", "Tom Hale")},
+    ),
+    (
+        "a passive's role complement that did not happen, or not yet, is held of nothing",
+        None,
+        "Anna Berg was not elected President of Mexico. Carl Holm may be elected Governor of Texas next year. Ines "
+        "Moreau was named former CEO of Meridian. Lea Fox was elected President of Peru, not of Chile.",
+        {("Lea Fox", "PRESIDENT_OF", "Peru")},
+        {
+            ("Anna Berg", "PRESIDENT_OF", "Mexico"),
+            ("Carl Holm", "GOVERNOR_OF", "Texas"),
+            ("Ines Moreau", "CEO_OF", "Meridian"),
+            ("Lea Fox", "PRESIDENT_OF", "Chile"),
+        },
+    ),
+    (
+        "each role of a passive's coordinated complements",
+        None,
+        "Anna Berg was elected Mayor of Chicago and later Governor of Illinois.",
+        {("Anna Berg", "MAYOR_OF", "Chicago"), ("Anna Berg", "GOVERNOR_OF", "Illinois")},
+        set(),
+    ),
+    (
+        "a role in apposition ruled out or ended is held of nothing",
+        None,
+        "Tomasz Nowak, not the CEO of Veltrix, signed the filing. Ines Moreau, CEO of Globex until 2019, left. Lea "
+        "Fox, CEO of Initech from 2010 to 2019, spoke.",
+        set(),
+        {("Tomasz Nowak", "CEO_OF", "Veltrix"), ("Ines Moreau", "CEO_OF", "Globex"), ("Lea Fox", "CEO_OF", "Initech")},
+    ),
+    (
+        "'instead of' and 'rather than' before a preposition or a list",
+        None,
+        "Veltrix was acquired by Meridian rather than by Harborline. The QA team reports to Meera Iyer instead of "
+        "Paul Grant or Anna Berg. Meridian acquired Veltrix instead of Harborline.",
+        {("Veltrix", "ACQUIRED_BY", "Meridian"), ("QA team", "REPORTS_TO", "Meera Iyer")},
+        {
+            ("Veltrix", "ACQUIRED_BY", "Harborline"),
+            ("QA team", "REPORTS_TO", "Anna Berg"),
+            ("Veltrix", "PART_OF", "Harborline"),
+        },
+    ),
+    (
+        "an office before 'and' is no part of a body's name; a legal form after a place-like name is a company's",
+        None,
+        "Internal Audit reports to the Controller and Finance Committee. Harborline, LLC is owned by Meridian. Pam "
+        "Bondi, AG, announced the settlement with Veltrix.",
+        {
+            ("Internal Audit", "REPORTS_TO", "Finance Committee"),
+            ("Harborline, LLC", "OWNED_BY", "Meridian"),
+            ("Pam Bondi", "ANNOUNCED_SETTLEMENT_WITH", "Veltrix"),
+        },
+        {("Internal Audit", "REPORTS_TO", "Controller and Finance Committee"), ("LLC", "OWNED_BY", "Meridian")},
+    ),
+    (
         "what 'instead of' names is ruled out",
         None,
         "Following the reorganization, the QA team reports to Meera Iyer instead of Paul Grant.",
