@@ -13,7 +13,7 @@ from kg_rag.model.predicates import tokens
 from kg_rag.model.results import GraphPath, PathStep, RelationRow
 from kg_rag.query.params import QueryParams
 from kg_rag.query.seeds import Seeds
-from kg_rag.query.select import PATH_STEP_FLOOR, ScoredRelations, ShownPaths, relation_rows
+from kg_rag.query.select import PATH_STEP_FLOOR, ScoredRelations, ShownPaths, backwards_relations, relation_rows
 from kg_rag.query.senses import same_thing
 from kg_rag.query.workspace import Workspace
 from kg_rag.store.base import EdgeSet
@@ -126,7 +126,7 @@ def relation_paths(
     extend = asks_for_end(ws.text) and bool(asked.any())
     if extend:
         edges, score, sure, asked, rank = _chain_links(ws, edges, score, sure, asked, rank)
-        off += [False] * (len(edges) - len(off))
+        off += backwards_relations(ws, edges.take(np.arange(len(off), len(edges), dtype=I64))).tolist()
     joins = same_thing(ws.view, edges.ids, edges.src, edges.dst)
     ranks = rank.tolist()
     adjacency: dict[int, list[tuple[int, int, bool]]] = {}

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from kg_rag.model.lemmas import lemma
 from kg_rag.model.names import CURATED_PASSIVES, DEFAULT_RELATION_PATTERNS, RELATED, canonical_key
-from kg_rag.model.predicates import passive_participle, past_participle, tokens
+from kg_rag.model.predicates import FILLER, PREPOSITIONS, past_participle, tokens
 from kg_rag.query.relation_match import RELATION_NOUNS, STOP_WORDS
 
 AGENT = "agent"
@@ -21,20 +21,24 @@ _WH = frozenset("who whom what which whose".split())
 _CLAUSE = frozenset("and or but which who whom whose that when where what while".split())
 """Words that open another clause: a role read in one clause says nothing about the next."""
 SYMMETRIC = frozenset(
-    "border adjoin neighbour neighbor marry wed meet divorce ally partner play face fight compete tie merge "
-    "collaborate sibling spouse".split()
+    "border adjoin neighbour neighbor marry wed meet divorce date debate befriend ally partner play face fight "
+    "compete rival tie merge collaborate correspond negotiate sign sibling spouse".split()
 )
 """Verbs whose two ends do the same to each other ("Which state borders Tennessee?" is answered by a state
 *bordered by* Tennessee as well): no end acts, so no edge reads them backwards."""
-_AGENT_ENDINGS = ("er", "or", "ist", "ant", "ent")
-_AGENT_NOUNS = frozenset(("founder", "owner", "successor", "predecessor"))
-"""Agent nouns of :data:`RELATION_NOUNS` whose ending says nothing."""
+_AGENT_ENDINGS = ("er", "or", "ist")
+_AGENT_NOUNS = frozenset(("founder", "owner", "author", "successor", "predecessor"))
+"""Agent nouns whose length or ending says nothing."""
+_PASSIVE_AUX = frozenset("be been being get got gotten".split())
+"""Words of a passive after another auxiliary: "has X been revoked by", "did X get acquired by"."""
+_ARTICLES = frozenset("the a an".split())
 
 
 def _agent_noun(word: str) -> bool:
-    """A noun for who does what a verb says (*performer*, *founder*, *manager*, *author*): "the performer of X"
-    asks for whoever performed X."""
-    return word in _AGENT_NOUNS or (len(word) > 4 and word.endswith(_AGENT_ENDINGS) and word not in STOP_WORDS)
+    """A noun for whoever does what a verb says (*performer*, *founder*, *manager*): "the performer of X" asks for
+    whoever performed X. An event noun is none: "Microsoft's offer", "Oprah Winfrey's endorsement" are what the
+    possessor did (*offer*, *order*: five letters or fewer, as few agent nouns are)."""
+    return word in _AGENT_NOUNS or (len(word) > 5 and word.endswith(_AGENT_ENDINGS) and word not in STOP_WORDS)
 
 
 def question_roles(question: str, named: Iterable[str]) -> dict[str, dict[str, str]]:
@@ -109,9 +113,14 @@ def _roles_at(words: list[str], owned: list[bool], start: int, end: int) -> dict
         w = words[j]
         if w in _AUX or w in _BE:
             break
-        noun_first = words[first] == "which" or (words[first] == "what" and j > first + 1)  # "which teams"
-        if past_participle(w) or (_third_person(w) and (j > first + 1 or not noun_first)):
-            if start - j <= 3 and not _CLAUSE & set(words[j + 1 : start]):  # the name is the verb's object
+        # after "what" or "which" a plural is the asked thing's noun ("What products does Apple sell?")
+        if past_participle(w) or (_third_person(w) and (words[first] == "who" or j > first + 1)):
+            between = words[j + 1 : start]
+            if (
+                all(b in _ARTICLES or b in PREPOSITIONS for b in between)
+                and not owned[end - 1]
+                and not (end < len(words) and past_participle(words[end]))
+            ):  # the name is the verb's object: not "the film Clint Eastwood starred in", "Apple's iPhone"
                 put(w, PATIENT)
             break
     # "What did X revoke?", "Who does X ultimately report to?": X is the subject after an auxiliary
@@ -121,22 +130,31 @@ def _roles_at(words: list[str], owned: list[bool], start: int, end: int) -> dict
     between = words[aux + 1 : start]
     if between not in ([], ["the"]) or owned[end - 1]:  # "did X's team play": the team is the subject
         return out
-    after = list(itertools.takewhile(lambda w: w not in _CLAUSE, words[end : end + 3]))  # the verb, a particle
-    if words[aux] in _BE:  # "Who was X founded by?", "By whom was X founded?": X is a passive's subject
-        by = "by" in after or (first == 1 and words[0] == "by")
+    after = list(itertools.takewhile(lambda w: w not in _CLAUSE, words[end : end + 4]))  # the verb, a particle
+    if words[aux] in _BE or _PASSIVE_AUX & set(after):  # "Who was X founded by?", "What has X been revoked by?",
+        by = "by" in after or (first == 1 and words[0] == "by")  # "By whom was X founded?": a passive's subject
         for w in after:
             if past_participle(w) and by:
                 put(w, PATIENT)
         return out
-    for w in after:
-        put(w, AGENT)
+    verb = next((w for w in after if w not in FILLER and w not in PREPOSITIONS and not w.endswith("ly")), None)
+    if verb is not None:  # "Who does X ultimately report to?": the verb, not the words after it
+        put(verb, AGENT)
     return out
 
 
 def type_voice(relation_type: str) -> str | None:
     """Which end of a type's edge does what its verb says: ``"active"`` (the source: ``FOUNDED``, ``SUPERSEDES``,
-    ``REPORTS_TO``), ``"passive"`` (the target: ``FOUNDED_BY``, ``WAS_ELECTED``), or ``None`` when the type does
-    not say (``FOUNDED_IN`` may be a reduced passive, ``SPOUSE`` has no agent, ``MEMBERS`` may be a noun)."""
+    ``REPORTS_TO``), ``"passive"`` (the target: ``FOUNDED_BY``), or ``None`` when the type does not say
+    (``FOUNDED_IN`` may be a reduced passive, ``WAS_ELECTED``'s target is an office, ``SPOUSE`` has no agent,
+    ``MEMBERS`` may be a noun, ``MARRIED`` and ``BORDERED_BY`` are :data:`SYMMETRIC`)."""
+    verb = relation_type.casefold().split("_")[0]
+    if lemma(verb) in SYMMETRIC or verb in SYMMETRIC:
+        return None  # "MARRIED", "BORDERED_BY": neither end acts on the other
+    return _voice(relation_type)
+
+
+def _voice(relation_type: str) -> str | None:
     if relation_type in CURATED_PASSIVES or relation_type in _CURATED_ACTIVE:
         return "active"
     if relation_type in _CURATED_PASSIVE_TYPES:
@@ -144,11 +162,9 @@ def type_voice(relation_type: str) -> str | None:
     parts = relation_type.casefold().split("_")
     if len(parts) >= 2 and parts[-1] == "by" and past_participle(parts[-2]):
         return "passive"
-    if len(parts) >= 2 and parts[0] in _BE and passive_participle(parts[1]):
-        return "passive"
-    if len(parts) == 1 and relation_type != RELATED and past_participle(parts[0]) and not parts[0].endswith("eed"):
+    if len(parts) == 1 and relation_type != RELATED and parts[0].endswith("ed") and lemma(parts[0]) != parts[0]:
         return "active"  # a past verb alone: "X founded Y" (a plural noun, "MEMBERS", says nothing)
-    return None
+    return None  # "X was elected": the target of WAS_ELECTED is the office, not who elected
 
 
 _CURATED_PASSIVE_TYPES = frozenset(CURATED_PASSIVES.values())

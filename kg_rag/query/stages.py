@@ -160,7 +160,7 @@ def run_seeds(s: QueryState) -> None:
         named = [e.name for _, e in records]
         ws.relation_words = question_relation_words(s.text, named)
         roles = question_roles(s.text, named)
-        ws.roles = {h: roles[e.key] for h, e in records if e.key in roles}
+        ws.roles = {h: roles[canonical_key(e.name)] for h, e in records if canonical_key(e.name) in roles}
         ws.asks_value = asks_for_value(s.text)
         ws.counted = counted_words(s.text)
 
