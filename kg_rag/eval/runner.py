@@ -194,6 +194,7 @@ TEXT_CACHES = (
     "kg_rag.model.lemmas:known_word",
     "kg_rag.query.relation_match:_type_words",
     "kg_rag.query.relation_match:matches",
+    "kg_rag.query.roles:type_voice",
     "kg_rag.tokens:_count_cached",
     "kg_rag.query.seeds:_word_runs",
 )

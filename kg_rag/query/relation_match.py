@@ -51,13 +51,17 @@ def question_relation_words(question: str, named: Iterable[str] = ()) -> frozens
     """Lemmas of the question's words that can name a relation (not stop-words, not in a named entity)."""
     named_words = {w for name in named for w in canonical_key(name).split()}
     words = set()
-    for w in tokens(question):
-        w = w[:-2] if w.endswith(("'s", "’s")) else w
+    for w in map(bare_word, tokens(question)):
         if len(w) < 3 or w in STOP_WORDS or w in named_words or w.isdigit():
             continue
         words.add(lemma(w))
         words.update(RELATION_NOUNS.get(w, ()))
     return frozenset(words)
+
+
+def bare_word(word: str) -> str:
+    """A word without its possessive *'s* ("Lars's" -> "lars")."""
+    return word[:-2] if word.endswith(("'s", "’s")) else word
 
 
 @lru_cache(maxsize=65536)

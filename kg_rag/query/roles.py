@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable
+from functools import lru_cache
 
 from kg_rag.model.lemmas import lemma
 from kg_rag.model.names import CURATED_PASSIVES, DEFAULT_RELATION_PATTERNS, RELATED, canonical_key
 from kg_rag.model.predicates import FILLER, PREPOSITIONS, past_participle, tokens
-from kg_rag.query.relation_match import RELATION_NOUNS, STOP_WORDS
+from kg_rag.query.relation_match import RELATION_NOUNS, STOP_WORDS, bare_word
 
 AGENT = "agent"
 PATIENT = "patient"
@@ -55,8 +56,9 @@ def question_roles(question: str, named: Iterable[str]) -> dict[str, dict[str, s
     - "the performer of X", "X's manager" (an agent noun of X): X is the patient.
 
     Anything else says nothing (an empty mapping), and no edge is filtered by it."""
-    words = [w[:-2] if w.endswith(("'s", "’s")) else w for w in tokens(question)]
-    owned = [w.endswith(("'s", "’s")) for w in tokens(question)]
+    written = tokens(question)
+    words = [bare_word(w) for w in written]
+    owned = [w != b for w, b in zip(written, words)]
     roles: dict[str, dict[str, str]] = {}
     for name in named:
         span = _find(words, tokens(name))
@@ -69,7 +71,7 @@ def question_roles(question: str, named: Iterable[str]) -> dict[str, dict[str, s
 
 
 def _find(words: list[str], name: list[str]) -> tuple[int, int] | None:
-    name = [w[:-2] if w.endswith(("'s", "’s")) else w for w in name]
+    name = [bare_word(w) for w in name]
     n = len(name)
     for i in range(len(words) - n + 1):
         if n and words[i : i + n] == name:
@@ -143,6 +145,7 @@ def _roles_at(words: list[str], owned: list[bool], start: int, end: int) -> dict
     return out
 
 
+@lru_cache(maxsize=16384)
 def type_voice(relation_type: str) -> str | None:
     """Which end of a type's edge does what its verb says: ``"active"`` (the source: ``FOUNDED``, ``SUPERSEDES``,
     ``REPORTS_TO``), ``"passive"`` (the target: ``FOUNDED_BY``), or ``None`` when the type does not say

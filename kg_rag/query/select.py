@@ -161,7 +161,8 @@ def score_relations(
     def spec(h: int) -> float:
         return 1.0 if h in seed_set else min(1.0, k / max(mentions.get(h, 1.0) - 1.0, 1.0))
 
-    asks = asked_relations(ws, all_edges, p)
+    backwards = backwards_relations(ws, all_edges)
+    asks = asked_relations(ws, all_edges, p, backwards)
     asked = np.where(asks, p.relation_match, 0.0) if asks is not None else np.zeros(len(all_edges))
     base = np.asarray(
         [
@@ -176,8 +177,7 @@ def score_relations(
     pool = max(p.max_relations, p.max_paths, RELATION_POOL)
     chosen = chosen[np.lexsort((all_edges.ids[chosen], -score[chosen]))][:pool]
     ranks = np.asarray([best_rank.get(int(e), -1) for e in all_edges.ids[chosen]], dtype=I64)
-    edges = all_edges.take(chosen)
-    return ScoredRelations(edges, score[chosen], ranks, asked[chosen] > 0, backwards_relations(ws, edges))
+    return ScoredRelations(all_edges.take(chosen), score[chosen], ranks, asked[chosen] > 0, backwards[chosen])
 
 
 RELATION_POOL = 25
@@ -188,7 +188,9 @@ HUB_MENTIONS = 30.0
 proportion), the same scale at which the chain strategy stops linking through an entity."""
 
 
-def asked_relations(ws: Workspace, edges: EdgeSet, p: QueryParams) -> np.ndarray | None:
+def asked_relations(
+    ws: Workspace, edges: EdgeSet, p: QueryParams, backwards: np.ndarray | None = None
+) -> np.ndarray | None:
     """Which relations are of the kind the question asks for (``None``: it asks for none, or ``relation_match``
     is off): of a type it names ("spouse", "born": :meth:`Workspace.asks_for`), or, when it asks for a date or a
     quantity ("When did ...", "How many ...": :attr:`Workspace.asks_value`), ending at a value ("April 1793",
@@ -200,7 +202,7 @@ def asked_relations(ws: Workspace, edges: EdgeSet, p: QueryParams) -> np.ndarray
         names = edges.type_names
         asks = ws.asks_for({names[t] for t in set(edges.type_id.tolist())})
         out = np.asarray([asks[names[t]] for t in edges.type_id.tolist()], dtype=bool)
-        out &= ~backwards_relations(ws, edges)
+        out &= ~(backwards if backwards is not None else backwards_relations(ws, edges))
     if ws.asks_value and len(edges):
         ends = np.unique(np.concatenate([edges.src, edges.dst]))
         values = ends[ws.value_answers(ends)]  # "how many districts": "4 congressional districts", not a year

@@ -8,8 +8,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from kg_rag.ingest.nlp.kinds import HONORIFICS
-from kg_rag.ingest.nlp.mentions import Mention, Topic, name_words, person_like
+from kg_rag.ingest.nlp.kinds import HONORIFICS, person_like
+from kg_rag.ingest.nlp.mentions import Mention, Topic, name_words
 from kg_rag.ingest.nlp.parse import Parse
 from kg_rag.model.names import canonical_key, short_form
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kg_rag.ingest.nlp.nouns import EVENTS, FORMER, after_noun, has_doer, lifespans, noun, places
+from kg_rag.ingest.nlp.nouns import EVENTS, after_noun, has_doer, lifespans, not_held, noun, places
 from kg_rag.ingest.nlp.parse import Parse, paragraph_start
 from kg_rag.ingest.nlp.refs import (
     COPULAS,
@@ -379,10 +379,8 @@ def _held_complement(p: Passage, v: int, c: int) -> bool:
     """Whether a passive's role complement is a role its subject now holds of an owner ("was elected President of
     Mexico"): a role name (:func:`_role_name`), after a passive that says it happened."""
     d = p.doc
-    if not d.kids(v, "auxpass") or d.kids(v, "neg") or not _role_name(p, c):
-        return False
-    if any(d.lower[w] in FORMER for w in range(d.left_edge(c), c)):
-        return False  # "was named former CEO of Meridian"
+    if not d.kids(v, "auxpass") or d.kids(v, "neg") or not _role_name(p, c) or not_held(d, c, c, c + 1):
+        return False  # "was named former CEO of Meridian", "... until 2019"
     return all(d.lower[a] in SURE_AUX for a in d.kids(v, "aux", "auxpass"))
 
 

@@ -25,10 +25,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from kg_rag.ingest.nlp.kinds import DOCUMENT_HEADS, OFFICES, ORGANISATION_HEADS, RANKS, kind_of
+from kg_rag.ingest.nlp.kinds import DOCUMENT_HEADS, OFFICES, ORGANISATION_HEADS, kind_of, person_like, title_word
 from kg_rag.ingest.nlp.parse import Parse
 from kg_rag.ingest.nlp.spans import CASE_LINKS, NOMINAL, PROPER, case_name, proper_phrases, text_of, trim
-from kg_rag.model.lemmas import known_word
 from kg_rag.model.names import MONTHS, canonical_key, legal_form_word
 
 LABELS = {
@@ -580,38 +579,3 @@ def _given_name(doc: Parse, m: Mention, person: tuple[int, int]) -> bool:
         return False
     word = doc.text[m.start]
     return word.isalpha() and word[:1].isupper() and not title_word(word) and person_like(text_of(doc, m.start, m.end))
-
-
-AGENT_ENDINGS = ("man", "woman", "person", "er", "or", "ist", "ary", "ess", "ent", "ant", "ian", "eer", "ee")
-"""Endings of English agent nouns (*chairman*, *manager*, *senator*, *economist*, *secretary*, *president*): how a
-common word names what a person does, and so can stand as a title before a name."""
-
-
-def title_word(word: str) -> bool:
-    """Whether a capitalised word before a surname is a title: a rank, honorific or office, or a dictionary word that
-    is an agent noun ("Chairman Mao", "Sheriff Taylor", "Striker Kane"). A dictionary word of another shape is a given
-    name ("Ana Souza", "Will Grace", "Rose Kennedy"): English forms the nouns for a person's role with an agent
-    ending, and a given name rarely has one."""
-    w = word.casefold()
-    return w in RANKS or w in OFFICES or (known_word(w) and w.endswith(AGENT_ENDINGS) and len(w) > 4)
-
-
-_NOT_PEOPLE = frozenset(
-    """city county river lake mount mountain cape island islands bay park street road state states university college
-    school church cathedral company corporation museum airport station bridge valley national international
-    united new north south east west fort port saint st. san santa district province region republic kingdom
-    empire range peak hill hills falls house hall tower castle palace war battle treaty act party council holdings
-    inc inc. ltd ltd. llc plc gmbh ag group committee board team department ministry agency fleet army navy""".split()
-)
-"""Words of a title that name a kind of place, body or event: such a title is no person's name."""
-
-
-def person_like(name: str) -> bool:
-    """A title that may be a person's name: two to four capitalised words, no digit, no function word, no kind of
-    place or body (``Hank Snow``, ``James Glisson``; not ``Lake Colac``, ``Kansas City``, ``Cape of Good Hope``)."""
-    words = name.split()
-    return (
-        2 <= len(words) <= 4
-        and all(w[:1].isupper() and w.replace(".", "").replace("-", "").replace("'", "").isalpha() for w in words)
-        and not any(w.casefold() in _NOT_PEOPLE for w in words)
-    )

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from kg_rag.ingest.nlp.kinds import OFFICES, head_word
-from kg_rag.ingest.nlp.mentions import VALUES, Mention, person_like
+from kg_rag.ingest.nlp.kinds import OFFICES, head_word, person_like
+from kg_rag.ingest.nlp.mentions import VALUES, Mention
 from kg_rag.ingest.nlp.parse import Parse
 from kg_rag.ingest.nlp.refs import (
     PARTITIVES,
@@ -22,7 +22,7 @@ from kg_rag.ingest.nlp.refs import (
     titled_person,
 )
 from kg_rag.ingest.nlp.spans import ARTICLES, DIVISIONS, PLACE_NOUNS
-from kg_rag.ingest.nlp.stance import happened
+from kg_rag.ingest.nlp.stance import happened, negated
 from kg_rag.ingest.nlp.triples import (
     BIRTH,
     Triple,
@@ -131,7 +131,7 @@ def noun(p: Passage, n: int, evidence: str) -> Iterator[Triple]:
     if events:  # "the acquisition of LinkedIn by Microsoft"; without its doer the noun reads as any other
         yield from events  # ("the most remarkable creation of MTV is Madonna": MTV has it)
         return
-    if d.dep[n] == "appos" and not _not_held(d, n, n, n + 1):
+    if d.dep[n] == "appos" and not not_held(d, n, n, n + 1):
         head = p.ref(d.head[n])
         if head is not None and head.label == "LOCATION" and d.lemma(n) in KINSHIP:
             head = _clause_subject(p, n)  # "born in Mysen, Norway, the only child of C": the child is who was born
@@ -284,12 +284,12 @@ def _current_office(p: Passage, n: int, role: Ref) -> bool:
     m = p.by_token[n]
     if n != d.span_head(m.start, m.end) or d.lower[n] not in OFFICES or not is_role(p, n, role):
         return False
-    return not _not_held(d, n, m.start, m.end)
+    return not not_held(d, n, m.start, m.end)
 
 
-def _not_held(d: Parse, n: int, start: int, end: int) -> bool:
-    """Whether a role written at ``start:end`` (head ``n``) in apposition is said not to be held now: "the former
-    CFO", "not the CEO of Veltrix", "CEO of Veltrix until 2019"."""
+def not_held(d: Parse, n: int, start: int, end: int) -> bool:
+    """Whether a role written at ``start:end`` (head ``n``), in apposition or as a complement, is said not to be held
+    now: "the former CFO", "not the CEO of Veltrix", "CEO of Veltrix until 2019"."""
     before = range(max(d.left_edge(n) - 1, 0), start)
     stop = next((k for k in range(end, d.sent_end(n)) if d.text[k] in (",", ")", ";", "–", "—")), d.sent_end(n))
     phrase = range(end, stop)  # up to the comma or bracket that ends the apposition (the parse may hang "until" on
@@ -307,7 +307,7 @@ def _holders(p: Passage, n: int) -> list[Ref]:
     persons ("the Commander, US Pacific Fleet, Admiral John Aquilino")."""
     d = p.doc
     holders = titled_person(p, n)
-    if d.dep[n] == "appos" and not _not_held(d, n, n, n + 1):
+    if d.dep[n] == "appos" and not not_held(d, n, n, n + 1):
         head = p.ref(d.head[n])
         if head is not None and (head.label == "PERSON" or (not head.is_value and person_like(head.name))):
             holders.append(head)
@@ -426,7 +426,7 @@ def places(p: Passage, start: int, end: int, evidence: str) -> Iterator[Triple]:
     # place it is part of (one name, "the Gulf of Mexico", is one mention and says nothing here)
     for b in places:
         of = d.head[b.start] if d.dep[b.start] == "pobj" else None
-        if of is None or d.lower[of] != "of" or of in p.by_token or (of and d.lower[of - 1] == "instead"):
+        if of is None or d.lower[of] != "of" or of in p.by_token or negated(d, b.start):
             continue  # "acquired Veltrix instead of Harborline": no place of another
         if any(d.dep[k] not in ("det", "amod") for k in range(of + 1, b.start)):
             continue  # "the U.S. state of Michigan borders Canada" parsed with "Michigan borders" before Canada

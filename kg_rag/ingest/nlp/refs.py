@@ -8,8 +8,8 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 
 from kg_rag.ingest.nlp.aliases import NameTable
-from kg_rag.ingest.nlp.kinds import OFFICES
-from kg_rag.ingest.nlp.mentions import VALUES, Mention, Topic, person_like
+from kg_rag.ingest.nlp.kinds import OFFICES, person_like
+from kg_rag.ingest.nlp.mentions import VALUES, Mention, Topic
 from kg_rag.ingest.nlp.parse import Parse, list_item
 from kg_rag.ingest.nlp.spans import DIVISIONS, PLACE_NOUNS
 from kg_rag.ingest.nlp.stance import IMPLICATIVE, negated

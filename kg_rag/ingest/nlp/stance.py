@@ -88,15 +88,18 @@ def negated(d: Parse, t: int) -> bool:
     alternative a sentence rules out ("Salesforce, not Microsoft, acquired Slack"; "reports to Meera Iyer instead of
     Paul Grant"; "not Microsoft" after *is* is the clause's own negation)."""
     k = d.left_edge(t) - 1
-    if k >= 1 and (d.lower[k - 1], d.lower[k]) in (("instead", "of"), ("rather", "than")):
-        return True
-    if k >= 1 and d.pos[k] == "ADP":
+    if k >= 1 and d.pos[k] == "ADP" and not _instead(d, k):
         k -= 1  # "rather than by Harborline", "instead of to Dallas", "not of Chile": the alternative's preposition
-        if k >= 1 and (d.lower[k - 1], d.lower[k]) in (("instead", "of"), ("rather", "than")):
-            return True
+    if _instead(d, k):
+        return True
     if d.dep[t] == "conj" and d.head[t] != t and d.head[t] < t and negated(d, d.head[t]):
         return True  # "instead of Paul Grant or Anna Berg": both are ruled out
     return k >= 0 and d.lower[k] in ("not", "never") and d.pos[d.head[k]] not in ("VERB", "AUX")
+
+
+def _instead(d: Parse, k: int) -> bool:
+    """Whether tokens ``k - 1, k`` are "instead of" or "rather than"."""
+    return k >= 1 and (d.lower[k - 1], d.lower[k]) in (("instead", "of"), ("rather", "than"))
 
 
 UNREALISED = frozenset(

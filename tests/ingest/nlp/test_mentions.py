@@ -254,6 +254,6 @@ def test_a_titled_persons_short_or_full_name_is_that_person(extractor, title, te
     ],
 )
 def test_a_title_is_a_persons_name_only_when_nothing_says_otherwise(title, expected):
-    from kg_rag.ingest.nlp.mentions import person_like
+    from kg_rag.ingest.nlp.kinds import person_like
 
     assert person_like(title) is expected
