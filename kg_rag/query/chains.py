@@ -21,6 +21,19 @@ from kg_rag.store.base import EdgeSet
 I64 = np.int64
 
 
+def _asked_hops(edges: EdgeSet, asked: np.ndarray, steps: list[tuple[int, bool]]) -> int:
+    """The asked steps of a path, but for a step that turns back along the type of the step before it: "Lakeland
+    <-[LOCATED_IN]- Publix -[LOCATED_IN]-> Key West" goes sideways to a sibling, and answers no more of the question
+    than its first step (a chain of one type in one sense, "ultimately", counts every link)."""
+    out = 0
+    for n, (i, fwd) in enumerate(steps):
+        if not asked[i]:
+            continue
+        back = n > 0 and steps[n - 1][1] != fwd and edges.type_id[steps[n - 1][0]] == edges.type_id[i]
+        out += not back
+    return out
+
+
 def _continues_chain(edges: EdgeSet, steps: list[tuple[int, bool]], i: int, forward: bool) -> bool:
     """Whether edge ``i`` walked ``forward`` extends the path's last step in the same type and sense."""
     return bool(steps) and steps[-1][1] == forward and edges.type_id[steps[-1][0]] == edges.type_id[i]
@@ -173,7 +186,7 @@ def relation_paths(
     found.sort(
         key=lambda item: (
             -reaches(item[1]),
-            -sum(bool(asked[i]) for i, _ in item[1]),
+            -_asked_hops(edges, asked, item[1]),
             -bool(asked[item[1][-1][0]]),  # ends at what the question asks for, not past it
             -passages(item[1]),
             -item[0],

@@ -177,3 +177,24 @@ def test_a_date_the_question_writes_no_word_of_anchors_no_path():
     filler = EntityBasedKGRAG.from_graph(_approval("the 1990s"), _Alike(), k=1)  # "the" says no value
     result = filler.retrieve("which body gave the approval?", similarity_threshold=0.5)
     assert result.paths and all(p.start != "the 1990s" for p in result.paths)
+
+
+def test_a_path_that_turns_back_along_its_asked_type_to_a_sibling_comes_after_one_that_answers():
+    kg = KnowledgeGraph()
+    kg.add_chunk(
+        Chunk(
+            "c0",
+            "Publix is headquartered in Lakeland. Publix was founded by George Jenkins. Publix has a store "
+            "in Key West.",
+            "d0",
+        )
+    )
+    kg.add_relation("Publix", "Lakeland", "LOCATED_IN", predicate="headquartered in", chunk_id="c0")
+    kg.add_relation(  # the sibling fits the question's words better than the answer does
+        "Publix", "Key West", "LOCATED_IN", predicate="supermarket chain headquartered in", chunk_id="c0"
+    )
+    kg.add_relation("Publix", "George Jenkins", "FOUNDED_BY", predicate="founded by", chunk_id="c0")
+    retriever = EntityBasedKGRAG.from_graph(kg, BagOfWordsEmbeddings(), k=1)
+    result = retriever.retrieve("Who founded the supermarket chain headquartered in Lakeland?")
+    first = result.paths[0]
+    assert [s.relation_type for s in first.steps] == ["LOCATED_IN", "FOUNDED_BY"]  # not on to Key West
